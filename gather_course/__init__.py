@@ -1,0 +1,32 @@
+"""gather_course: the helper package of the gather course.
+
+A loop reference of ``torch.gather``, plain-language diagnosis of bad calls,
+drawings of index mappings, and a question bank with specific feedback.
+
+>>> import torch
+>>> from gather_course import gather_reference, explain
+>>> x, i = torch.tensor([[10, 20, 30], [40, 50, 60]]), torch.tensor([[0, 2], [1, 0]])
+>>> explain(x, 1, i, (1, 0))
+out[1][0] = input[1][index[1][0]] = input[1][1] = 50
+"""
+
+from ._errors import GatherCourseError
+from .device import default_device
+from .diagnose import diagnose
+from .draw import draw_gather
+from .explain import explain
+from .questions import exercise, exercise_ids
+from .reference import gather_reference
+
+__all__ = [
+    "GatherCourseError",
+    "default_device",
+    "diagnose",
+    "draw_gather",
+    "exercise",
+    "exercise_ids",
+    "explain",
+    "gather_reference",
+]
+
+__version__ = "0.1.0"

@@ -1,0 +1,44 @@
+"""Small formatting helpers shared by the modules (positions, values, shapes)."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+
+def fmt_pos(pos: Sequence[Any]) -> str:
+    """``(1, 0)`` -> ``[1][0]`` (the docs' formula style); ``()`` -> ``""``."""
+    return "".join(f"[{p}]" for p in pos)
+
+
+def fmt_shape(t: Any) -> str:
+    """A tensor's shape and dtype as ``[2, 3] float32``; other objects by type name."""
+    if isinstance(t, torch.Tensor):
+        dtype = str(t.dtype).replace("torch.", "")
+        return f"[{', '.join(str(s) for s in t.shape)}] {dtype}"
+    return type(t).__name__
+
+
+def fmt_value(v: Any) -> str:
+    """One element as a short string: ``50``, ``2.2``, ``-0.1235``, ``True``."""
+    if isinstance(v, torch.Tensor):
+        v = v.item()
+    if isinstance(v, bool) or isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if v != v or v in (float("inf"), float("-inf")):
+            return str(v)
+        r = round(v, 4)
+        return str(int(r)) + ".0" if r == int(r) and abs(r) < 1e15 else str(r)
+    return str(v)
+
+
+def type_name(obj: Any) -> str:
+    """What a learner passed, for error messages: ``list [1, 2]``, ``float 1.0``."""
+    if isinstance(obj, torch.Tensor):
+        return f"tensor {fmt_shape(obj)}"
+    text = repr(obj)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return f"{type(obj).__name__} {text}"

@@ -1,0 +1,67 @@
+"""Plain-language diagnosis of a ``torch.gather`` call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ._rules import Problem, check_call
+from ._text import fmt_shape
+
+__all__ = ["diagnose", "Diagnosis"]
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The verdict on one call: ``ok`` iff ``torch.gather`` accepts it.
+
+    ``problems`` lists each broken rule with a concrete fix; ``notes`` points out
+    legal but surprising things (an index smaller than input, an empty index).
+    """
+
+    call: str
+    problems: tuple[Problem, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def __str__(self) -> str:
+        if self.ok:
+            lines = [f"{self.call}: valid, torch.gather accepts this call."]
+        else:
+            n = len(self.problems)
+            lines = [f"{self.call}: {n} broken rule{'s' if n > 1 else ''}."]
+            for p in self.problems:
+                lines += [f"- [{p.rule}] {p.message}", f"  fix: {p.fix}"]
+        lines += [f"- note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_markdown_(self) -> str:
+        if self.ok:
+            lines = [f"✅ `{self.call}` is **valid**: torch.gather accepts it."]
+        else:
+            n = len(self.problems)
+            lines = [f"❌ `{self.call}` breaks **{n} rule{'s' if n > 1 else ''}**:", ""]
+            lines += [f"- **{p.rule}**: {p.message}<br>*Fix:* {p.fix}" for p in self.problems]
+        if self.notes:
+            lines += [""] + [f"- *Note:* {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+def diagnose(input: Any, dim: Any, index: Any) -> Diagnosis:
+    """Check every rule of ``torch.gather(input, dim, index)`` and say what breaks and how to fix it.
+
+    Rules: dim in range; same number of dims; ``index.size(d) <= input.size(d)`` for
+    ``d != dim``; integer index dtype; every value in ``[0, input.size(dim))``; same device.
+
+    >>> import torch
+    >>> diagnose(torch.zeros(3, 4, 5), 1, torch.zeros(3, 4, dtype=torch.long)).ok
+    False
+    """
+    problems, notes = check_call(input, dim, index)
+    call = f"torch.gather(input {fmt_shape(input)}, dim={dim!r}, index {fmt_shape(index)})"
+    return Diagnosis(call, tuple(problems), tuple(notes))

@@ -1,0 +1,6 @@
+"""The question bank: ``exercise(qid)`` returns a self-checking question."""
+
+from ._question import Question, exercise, exercise_ids
+from . import basics, nlp, vision, topk, mae, friends  # noqa: F401  (registers, in course order)
+
+__all__ = ["Question", "exercise", "exercise_ids"]

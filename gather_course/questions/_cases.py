@@ -1,0 +1,41 @@
+"""Seeded random inputs for the test batteries (always drawn on CPU)."""
+
+from __future__ import annotations
+
+import torch
+
+
+def randn(gen: torch.Generator, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen, dtype=dtype)
+
+
+def randint(gen: torch.Generator, high: int, *shape: int,
+            dtype: torch.dtype = torch.int64) -> torch.Tensor:
+    return torch.randint(0, high, shape, generator=gen, dtype=dtype)
+
+
+def row_perms(gen: torch.Generator, rows: int, n: int) -> torch.Tensor:
+    """``[rows, n]``: each row a random permutation of ``0..n-1``."""
+    return torch.argsort(torch.rand(rows, n, generator=gen), dim=1)
+
+
+def distinct(gen: torch.Generator, *shape: int) -> torch.Tensor:
+    """Integer tensor of the given shape whose values are all different."""
+    n = 1
+    for s in shape:
+        n *= s
+    return torch.randperm(3 * n + 1, generator=gen)[:n].reshape(shape)
+
+
+def noncontig(t: torch.Tensor) -> torch.Tensor:
+    """The same values, laid out with a stride of 2 in the last dim (not contiguous)."""
+    if t.dim() == 0:
+        return t
+    wide = t.new_zeros(*t.shape[:-1], 2 * t.shape[-1])
+    wide[..., ::2] = t
+    return wide[..., ::2]
+
+
+def at(name: str, pos: tuple[int, ...] | list[int]) -> str:
+    """``at("x", (1, 3))`` -> ``x[1, 3]``."""
+    return f"{name}[{', '.join(str(p) for p in pos)}]"

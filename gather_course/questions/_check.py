@@ -1,0 +1,292 @@
+"""Running a learner's function against a question's battery, with tiered feedback.
+
+Tiers, first failure wins: not attempted -> raised an exception -> wrong type ->
+wrong shape -> wrong dtype -> wrong device -> wrong values -> changed its inputs ->
+used a forbidden operation / missed a required one -> not vectorized.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import traceback
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from .._errors import GatherCourseError
+from .._text import fmt_shape, fmt_value, type_name
+from ..device import default_device
+
+if TYPE_CHECKING:
+    from ._question import Case, Question
+
+PASSED = "passed"
+NOT_ATTEMPTED = "not attempted"
+EXCEPTION = "raised an exception"
+WRONG_TYPE = "wrong type"
+WRONG_SHAPE = "wrong shape"
+WRONG_DTYPE = "wrong dtype"
+WRONG_DEVICE = "wrong device"
+WRONG_VALUES = "wrong values"
+MUTATED = "changed its inputs"
+RULES = "broke the question's rules"
+NOT_VECTORIZED = "not vectorized"
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@dataclass
+class CheckResult:
+    """What ``Question.check`` found. ``passed`` is the verdict; ``bool(result)`` too.
+
+    Renders itself as Markdown in Jupyter; ``str(result)`` is the plain-text version.
+    """
+
+    qid: str
+    passed: bool
+    tier: str
+    headline: str
+    details: list[tuple[str, str]] = field(default_factory=list)
+    advice: str = ""
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+    def __str__(self) -> str:
+        mark = "PASSED" if self.passed else f"FAILED ({self.tier})"
+        lines = [f"{self.qid}: {mark}. {self.headline}"]
+        lines += [f"  {k}: {v}" for k, v in self.details]
+        if self.advice:
+            lines.append(f"  {self.advice}")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_markdown_(self) -> str:
+        icon = "✅" if self.passed else "❌"
+        title = "Correct" if self.passed else self.tier.capitalize()
+        lines = [f"{icon} **{title}** (`{self.qid}`): {self.headline}"]
+        if self.details:
+            lines.append("")
+            lines += [f"- **{k}:** {_md_value(v)}" for k, v in self.details]
+        if self.advice:
+            lines += ["", f"*{self.advice}*"]
+        return "\n".join(lines)
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` with the full feedback unless the check passed."""
+        if not self.passed:
+            raise AssertionError("\n" + str(self))
+
+
+def _md_value(v: str) -> str:
+    return f"`{v}`" if "\n" not in v and len(v) < 120 and ("[" in v or "=" in v) else v
+
+
+class _Failure(Exception):
+    def __init__(self, tier: str, headline: str, details: list[tuple[str, str]] | None = None):
+        super().__init__(headline)
+        self.tier, self.headline, self.details = tier, headline, details or []
+
+
+class _OpCounter(TorchDispatchMode):
+    """Counts the aten operations dispatched while active (in-place ``_`` folded in)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: collections.Counter[str] = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+        self.ops[func.overloadpacket.__name__.rstrip("_")] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def _clone(value: Any) -> Any:
+    return value.detach().clone() if isinstance(value, torch.Tensor) else value
+
+
+def _to(value: Any, device: torch.device) -> Any:
+    return value.to(device) if isinstance(value, torch.Tensor) else value
+
+
+def _shapes(case: "Case") -> str:
+    return ", ".join(f"{k}: {fmt_shape(v) if isinstance(v, torch.Tensor) else repr(v)}"
+                     for k, v in case.inputs.items())
+
+
+def _learner_line(exc: BaseException) -> str:
+    """The innermost line of the learner's own code in the traceback, if any."""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(_PACKAGE_DIR) and "/torch/" not in f.filename]
+    if not frames:
+        return ""
+    f = frames[-1]
+    return f"line {f.lineno}: {f.line}" if f.line else f"line {f.lineno}"
+
+
+def _call(fn: Callable, case: "Case") -> Any:
+    try:
+        return fn(*case.inputs.values())
+    except NotImplementedError:
+        raise _Failure(NOT_ATTEMPTED, "your function raises NotImplementedError: replace "
+                       "the `raise NotImplementedError` line with your code.") from None
+    except Exception as exc:  # noqa: BLE001 - any error in learner code is feedback
+        text = str(exc).strip().splitlines()
+        details = [("case", case.label), ("inputs", _shapes(case)),
+                   ("error", f"{type(exc).__name__}: {text[0] if text else ''}")]
+        where = _learner_line(exc)
+        if where:
+            details.append(("where", where))
+        raise _Failure(EXCEPTION, "your function raised an error.", details) from None
+
+
+def _compare(q: "Question", case: "Case", expected: Any, got: Any) -> None:
+    names = q.outputs
+    if len(names) == 1:
+        expected, got_items = (expected,), (got,)
+    else:
+        if not isinstance(got, (tuple, list)) or len(got) != len(names):
+            raise _Failure(WRONG_TYPE, f"expected a tuple of {len(names)} tensors "
+                           f"({', '.join(names)}), got {type_name(got)}.",
+                           [("case", case.label), ("inputs", _shapes(case))])
+        got_items = tuple(got)
+    for which, (name, exp, out) in enumerate(zip(names, expected, got_items)):
+        _compare_one(q, case, which, name, exp, out)
+
+
+def _compare_one(q: "Question", case: "Case", which: int, name: str,
+                 exp: torch.Tensor, out: Any) -> None:
+    base = [("case", case.label), ("inputs", _shapes(case))]
+    if not isinstance(out, torch.Tensor):
+        tip = " Did you forget `return`?" if out is None else ""
+        raise _Failure(WRONG_TYPE, f"{name} should be a torch.Tensor, got {type_name(out)}.{tip}",
+                       base)
+    if out.shape != exp.shape:
+        raise _Failure(WRONG_SHAPE, f"{name} should have shape {list(exp.shape)}, got "
+                       f"{list(out.shape)}.{_shape_tip(exp.shape, out.shape)}", base)
+    allowed = q.dtypes.get(name, (exp.dtype,))
+    if out.dtype not in allowed:
+        want = " or ".join(str(d).replace("torch.", "") for d in allowed)
+        raise _Failure(WRONG_DTYPE, f"{name} should have dtype {want}, got "
+                       f"{str(out.dtype).replace('torch.', '')}.", base)
+    if out.device != exp.device:
+        raise _Failure(WRONG_DEVICE, f"{name} should be on {exp.device} like the inputs, "
+                       f"got {out.device}. Create new tensors with device=... of an input.", base)
+    if q.verify is not None:
+        problem = q.verify(case.inputs, out)
+        if problem:
+            raise _Failure(WRONG_VALUES, problem[0], base + problem[1])
+        return
+    e, o = exp.detach().cpu(), out.detach().cpu().to(exp.dtype)   # dtype already accepted
+    if e.is_floating_point() or e.is_complex():
+        good = torch.isclose(o, e, rtol=q.rtol, atol=q.atol, equal_nan=True)
+    else:
+        good = o == e
+    if bool(good.all()):
+        return
+    bad = (~good).nonzero()
+    pos = tuple(int(p) for p in bad[0]) if bad.numel() else ()
+    count, total = int((~good).sum()), good.numel()
+    raise _Failure(WRONG_VALUES, f"{count} of {total} values of {name} are wrong.", base + [
+        ("first wrong element", f"{name}[{', '.join(map(str, pos))}]"),
+        ("expected", fmt_value(e[pos])), ("got", fmt_value(o[pos])),
+        ("formula", q.formula(case.inputs, which, pos)),
+    ])
+
+
+def _shape_tip(want: torch.Size, got: torch.Size) -> str:
+    if tuple(got) == tuple(want) + (1,):
+        return " It has an extra trailing dim of size 1: a missing .squeeze(-1)?"
+    if tuple(got[:-1]) == tuple(want) or (len(got) == len(want) + 1 and 1 in got):
+        return " It has an extra dim of size 1: squeeze it away."
+    if len(got) == len(want) and sorted(got) == sorted(want):
+        return " Same sizes in another order: check which dim you gathered along."
+    return ""
+
+
+def _check_inputs_unchanged(case: "Case", before: dict[str, Any]) -> None:
+    for name, value in case.inputs.items():
+        if isinstance(value, torch.Tensor) and not torch.equal(value.cpu(), before[name].cpu()):
+            raise _Failure(MUTATED, f"your function changed its input `{name}` in place. "
+                           "Work on new tensors (e.g. use scatter instead of scatter_, or "
+                           "clone first): the caller's data must stay as it was.",
+                           [("case", case.label), ("inputs", _shapes(case))])
+
+
+def _check_rules(q: "Question", fn: Callable, case: "Case") -> None:
+    if not (q.forbidden or q.required):
+        return
+    with _OpCounter() as counter:
+        _call(fn, case)
+    used = [op for op in q.forbidden if counter.ops.get(op)]
+    if used:
+        raise _Failure(RULES, f"your values are right, but this question asks you not to use "
+                       f"{q.forbidden_text}: your function ran `{used[0]}`.")
+    missing = [op for op in q.required if not counter.ops.get(op)]
+    if missing:
+        raise _Failure(RULES, f"your values are right, but this question asks you to use "
+                       f"{q.required_text}: your function never ran `{missing[0]}`.")
+
+
+def _count_ops(fn: Callable, case: "Case") -> int:
+    with _OpCounter() as counter:
+        _call(fn, case)
+    return sum(counter.ops.values())
+
+
+def _check_vectorized(q: "Question", fn: Callable, gen: torch.Generator) -> None:
+    if not q.vectorized:
+        return
+    small, big = (q.build(gen, sizes) for sizes in q.scaling)
+    n_small, n_big = _count_ops(fn, small), _count_ops(fn, big)
+    if n_big > n_small:
+        raise _Failure(NOT_VECTORIZED, "your values are right, but the number of tensor "
+                       "operations grows with the input size, which means a Python loop over "
+                       "elements. Replace the loop by whole-tensor operations (gather, indexing).",
+                       [("small input", f"{_shapes(small)}: {n_small} operations"),
+                        ("larger input", f"{_shapes(big)}: {n_big} operations")])
+
+
+def run_check(q: "Question", fn: Any, seed: int, large: bool) -> CheckResult:
+    if not callable(fn):
+        hint = (" It looks like you passed the result of calling your function; pass the "
+                "function itself, without parentheses." if isinstance(fn, (torch.Tensor, tuple))
+                else "")
+        raise GatherCourseError(
+            f"check() expects your function, e.g. exercise({q.qid!r}).check({q.name}); "
+            f"got {type_name(fn)}.{hint}")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise GatherCourseError(f"seed must be an int, got {type_name(seed)}.")
+    gen = torch.Generator().manual_seed(seed)
+    cases = [q.build(gen, sizes) for sizes in (q.large_sizes if large else q.sizes)]
+    device = default_device()
+    if device.type != "cpu":
+        cases += [case.on(device) for case in cases[-3:]]
+    try:
+        for case in cases:
+            cpu_inputs = {k: _to(_clone(v), torch.device("cpu")) for k, v in case.inputs.items()}
+            before = {k: _clone(v) for k, v in case.inputs.items()}
+            expected = q.spec(*cpu_inputs.values())
+            expected = (tuple(_to(e, case.device) for e in expected)
+                        if isinstance(expected, tuple) else _to(expected, case.device))
+            got = _call(fn, case)
+            _check_inputs_unchanged(case, before)
+            _compare(q, case, expected, got)
+        _check_rules(q, fn, cases[0])
+        _check_vectorized(q, fn, gen)
+    except _Failure as failure:
+        advice = ("" if failure.tier == NOT_ATTEMPTED else
+                  f"Stuck? exercise({q.qid!r}).hint() gives a hint.")
+        return CheckResult(q.qid, False, failure.tier, failure.headline, failure.details, advice)
+    devices = sorted({str(c.device) for c in cases})
+    labels = list(dict.fromkeys(c.label for c in cases))
+    return CheckResult(q.qid, True, PASSED,
+                       f"all {len(cases)} test cases pass ({', '.join(labels)}; "
+                       f"on {', '.join(devices)}).")

@@ -1,0 +1,166 @@
+"""gather's friends: its gradient built with scatter_add, and gather through torch.take."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import torch
+
+from .._text import fmt_value
+from ..explain import explain
+from ..reference import gather_reference
+from ._cases import at, noncontig, randint, randn
+from ._question import Question, register
+
+
+# -- friends.gather_backward --------------------------------------------------------
+
+def _make_backward(gen: torch.Generator, shape: tuple[int, ...], dim: int,
+                   index_shape: tuple[int, ...], dtype: torch.dtype = torch.float32,
+                   high: int | None = None) -> dict[str, Any]:
+    index = randint(gen, high or shape[dim], *index_shape)
+    return {"grad_out": randn(gen, *index_shape, dtype=dtype), "dim": dim, "index": index,
+            "input_shape": torch.Size(shape)}
+
+
+def _readers(dim: int, index: torch.Tensor, target: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The positions q of index whose gather reads input[target]."""
+    d = dim % index.dim()
+    found = []
+    for q in itertools.product(*(range(s) for s in index.shape)):
+        src = list(q)
+        src[d] = int(index[q])
+        if tuple(src) == tuple(target):
+            found.append(q)
+    return found
+
+
+def _spec_backward(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
+                   input_shape: torch.Size) -> torch.Tensor:
+    grad = torch.zeros(input_shape, dtype=grad_out.dtype)
+    d = dim % index.dim()
+    for q in itertools.product(*(range(s) for s in index.shape)):
+        src = list(q)
+        src[d] = int(index[q])
+        grad[tuple(src)] += grad_out[q]           # every read sends its gradient back
+    return grad
+
+
+def _formula_backward(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    readers = _readers(inp["dim"], inp["index"].cpu(), pos)
+    if not readers:
+        return f"grad{list(pos)} = 0: no element of the output reads input{list(pos)}"
+    terms = " + ".join(at("grad_out", q) for q in readers[:4]) + (" + ..." if len(readers) > 4 else "")
+    total = sum(float(inp["grad_out"][q]) for q in readers)
+    return (f"grad{list(pos)} = sum of grad_out over the {len(readers)} output element(s) that "
+            f"read input{list(pos)} = {terms} = {fmt_value(total)}")
+
+
+register(Question(
+    qid="friends.gather_backward", name="gather_backward",
+    args=("grad_out", "dim", "index", "input_shape"),
+    title="The gradient of gather",
+    task="`out = torch.gather(input, dim, index)` and `grad_out` is the gradient of the loss "
+         "with respect to `out`. Return the gradient with respect to `input` (shape "
+         "`input_shape`, dtype of `grad_out`), built with `scatter_add`. Indices may repeat.",
+    spec=_spec_backward, make=_make_backward,
+    sizes=(dict(label="repeated indices", shape=(2, 3), dim=1, index_shape=(2, 4), high=2),
+           dict(label="1-D", shape=(5,), dim=0, index_shape=(7,)),
+           dict(label="index smaller than input", shape=(4, 5), dim=0, index_shape=(2, 3)),
+           dict(label="3-D, dim=-1", shape=(2, 3, 4), dim=-1, index_shape=(2, 2, 6)),
+           dict(label="float64", shape=(3, 3), dim=1, index_shape=(3, 3), dtype=torch.float64)),
+    large_sizes=(dict(label="repeated indices", shape=(8, 10), dim=1, index_shape=(8, 30), high=3),
+                 dict(label="3-D, dim=0", shape=(6, 5, 4), dim=0, index_shape=(9, 5, 2))),
+    scaling=(dict(shape=(2, 3), dim=1, index_shape=(2, 4)),
+             dict(shape=(4, 6), dim=1, index_shape=(4, 8))),
+    formula=_formula_backward,
+    hints=(
+        "Each output element read one input element, so its gradient goes back to that "
+        "element; elements read twice get the sum of both gradients.",
+        "`scatter_add(dim, index, src)` does exactly that: `grad[..., index[q], ...] += "
+        "grad_out[q]`, adding up duplicates (plain `scatter` would keep only one).",
+        "`torch.zeros(input_shape, dtype=grad_out.dtype, device=grad_out.device)"
+        ".scatter_add(dim, index, grad_out)`.",
+    ),
+    solution_code='''
+def gather_backward(grad_out, dim, index, input_shape):
+    grad = torch.zeros(input_shape, dtype=grad_out.dtype, device=grad_out.device)
+    return grad.scatter_add(dim, index, grad_out)    # repeated indices add up
+''',
+    required=("scatter_add",), required_text="scatter_add (or scatter_add_)",
+))
+
+
+# -- friends.gather_via_take --------------------------------------------------------
+
+def _make_take(gen: torch.Generator, shape: tuple[int, ...], dim: int,
+               index_shape: tuple[int, ...], strided: bool = False) -> dict[str, Any]:
+    input = randn(gen, *shape)
+    return {"input": noncontig(input) if strided else input, "dim": dim,
+            "index": randint(gen, shape[dim], *index_shape)}
+
+
+def _formula_take(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    input, dim, index = inp["input"], inp["dim"], inp["index"]
+    d = dim % input.dim()
+    src = list(pos)
+    src[d] = int(index[pos])
+    strides = [1] * input.dim()
+    for k in range(input.dim() - 2, -1, -1):
+        strides[k] = strides[k + 1] * input.size(k + 1)
+    linear = sum(c * s for c, s in zip(src, strides))
+    terms = " + ".join(f"{c}*{s}" for c, s in zip(src, strides))
+    return (f"{explain(input, dim, index, pos).text}; its linear position in input.flatten() "
+            f"is {terms} = {linear} (row-major strides of input's shape {list(input.shape)})")
+
+
+register(Question(
+    qid="friends.gather_via_take", name="gather_via_take", args=("input", "dim", "index"),
+    title="gather through torch.take",
+    task="Return `torch.gather(input, dim, index)` computed with `torch.take` on linear "
+         "indices (no gather). `torch.take` reads `input` as if it were flattened in "
+         "row-major order, whatever its memory layout.",
+    spec=gather_reference, make=_make_take,
+    sizes=(dict(label="2-D, dim=1", shape=(3, 4), dim=1, index_shape=(3, 2)),
+           dict(label="1-D", shape=(6,), dim=0, index_shape=(4,)),
+           dict(label="2-D, dim=0", shape=(3, 4), dim=0, index_shape=(5, 4)),
+           dict(label="index smaller than input", shape=(4, 5, 3), dim=-2, index_shape=(2, 6, 2)),
+           dict(label="non-contiguous input", shape=(3, 4, 5), dim=2, index_shape=(3, 4, 2),
+                strided=True)),
+    large_sizes=(dict(label="3-D, dim=0", shape=(6, 5, 4), dim=0, index_shape=(9, 5, 4)),
+                 dict(label="non-contiguous input", shape=(5, 6, 7), dim=1, index_shape=(5, 8, 3),
+                      strided=True)),
+    scaling=(dict(shape=(3, 4), dim=1, index_shape=(3, 2)),
+             dict(shape=(6, 8), dim=1, index_shape=(6, 4))),
+    formula=_formula_take,
+    hints=(
+        "An element at coordinates `(c0, c1, ...)` of a row-major tensor of shape "
+        "`(s0, s1, ...)` sits at linear position `c0*stride0 + c1*stride1 + ...` with "
+        "`stride_last = 1` and `stride_k = stride_(k+1) * s_(k+1)`.",
+        "For output position `pos`, the coordinates are `pos` except along `dim`, where "
+        "they are `index[pos]`. Build each coordinate as a tensor: `index` for `dim`, "
+        "`torch.arange(index.size(k))` shaped to broadcast along dim `k` for the others.",
+        "Use the strides of input's **shape**, not `input.stride()`: `torch.take` ignores "
+        "the memory layout, so the strides of a non-contiguous input would be wrong.",
+    ),
+    solution_code='''
+def gather_via_take(input, dim, index):
+    dim = dim % input.dim()
+    strides = [1] * input.dim()                       # row-major strides of the shape
+    for k in range(input.dim() - 2, -1, -1):
+        strides[k] = strides[k + 1] * input.size(k + 1)
+    linear = torch.zeros(index.shape, dtype=torch.long, device=index.device)
+    for k in range(input.dim()):
+        if k == dim:
+            coord = index.long()
+        else:
+            view = [1] * index.dim()
+            view[k] = index.size(k)
+            coord = torch.arange(index.size(k), device=index.device).view(view)
+        linear = linear + coord * strides[k]
+    return torch.take(input, linear)
+''',
+    required=("take",), required_text="torch.take",
+    forbidden=("gather",), forbidden_text="torch.gather or take_along_dim",
+))

@@ -1,0 +1,257 @@
+"""NLP questions: gold-label scores, token log-probabilities, causal shift, masked NLL."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from .._text import fmt_value
+from ._cases import noncontig, randint, randn
+from ._question import Question, register
+
+_ARTICLE_LABELS = torch.tensor([[1, 3, 0], [2, 1, 4]])   # 001 section 2
+
+
+def _make(gen: torch.Generator, B: int, L: int, V: int, strided: bool = False,
+          dtype: torch.dtype = torch.float32, article: bool = False,
+          ignored: int = 0, ignore_index: int | None = None) -> dict[str, Any]:
+    logits = randn(gen, B, L, V, dtype=dtype)
+    ids = _ARTICLE_LABELS.clone() if article else randint(gen, V, B, L)
+    if ignored:
+        flat = ids.view(-1)                      # ignore a few positions, never all
+        flat[torch.randperm(B * L, generator=gen)[:ignored]] = ignore_index
+    return {"logits": noncontig(logits) if strided else logits, "ids": ids}
+
+
+def _log_prob(row: torch.Tensor, i: int) -> float:
+    """log_softmax(row)[i], by hand: row[i] - log(sum(exp(row)))."""
+    values = [float(v) for v in row]
+    top = max(values)
+    return values[i] - (top + math.log(sum(math.exp(v - top) for v in values)))
+
+
+_SIZES = (
+    dict(label="random shapes", B=2, L=3, V=5),
+    dict(label="size-1 dims", B=1, L=1, V=1),
+    dict(label="vocabulary as long as the sequence", B=3, L=4, V=4),
+    dict(label="float64 logits", B=2, L=5, V=7, dtype=torch.float64),
+    dict(label="non-contiguous logits", B=3, L=2, V=6, strided=True),
+)
+_LARGE = (
+    dict(label="random shapes", B=8, L=16, V=50),
+    dict(label="non-contiguous logits", B=4, L=9, V=33, strided=True),
+)
+_SCALING = (dict(B=2, L=3, V=5), dict(B=4, L=6, V=10))
+
+
+# -- nlp.label_scores ---------------------------------------------------------------
+
+def _make_labels(gen: torch.Generator, **sizes: Any) -> dict[str, Any]:
+    made = _make(gen, **sizes)
+    return {"logits": made["logits"], "labels": made["ids"]}
+
+
+def _spec_labels(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    B, L, T = logits.shape
+    out = torch.empty(B, L, dtype=logits.dtype)
+    for b in range(B):
+        for l in range(L):
+            out[b, l] = logits[b, l, labels[b, l]]
+    return out
+
+
+def _formula_labels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    b, l = pos
+    t = int(inp["labels"][b, l])
+    return (f"out[{b}, {l}] = logits[{b}, {l}, labels[{b}, {l}]] = logits[{b}, {l}, {t}] = "
+            f"{fmt_value(inp['logits'][b, l, t])}")
+
+
+register(Question(
+    qid="nlp.label_scores", name="label_scores", args=("logits", "labels"),
+    title="Scores of the gold labels",
+    task="`logits` is `[B, L, T]` (a score per tag at each position), `labels` is "
+         "`[B, L]` (the gold tag of each position). Return the `[B, L]` scores of the gold "
+         "tags: `out[b, l] = logits[b, l, labels[b, l]]`.",
+    spec=_spec_labels, make=_make_labels,
+    sizes=_SIZES[:1] + (dict(label="the article's labels", B=2, L=3, V=5, article=True),)
+    + _SIZES[1:],
+    large_sizes=_LARGE, scaling=_SCALING, formula=_formula_labels,
+    hints=(
+        "The tag is chosen along the last dim (`dim=-1`), not along the sequence.",
+        "gather needs an index with as many dims as `logits`: `labels.unsqueeze(-1)` is "
+        "`[B, L, 1]`, and the result is `[B, L, 1]` too.",
+        "`logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)`.",
+    ),
+    solution_code='''
+def label_scores(logits, labels):
+    return logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)   # [B, L, 1] -> [B, L]
+''',
+))
+
+
+# -- nlp.token_log_probs ------------------------------------------------------------
+
+def _make_tokens(gen: torch.Generator, **sizes: Any) -> dict[str, Any]:
+    made = _make(gen, **sizes)
+    return {"logits": made["logits"], "input_ids": made["ids"]}
+
+
+def _spec_tokens(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
+    B, L, V = logits.shape
+    out = torch.empty(B, L, dtype=logits.dtype)
+    for b in range(B):
+        for l in range(L):
+            out[b, l] = _log_prob(logits[b, l], int(input_ids[b, l]))
+    return out
+
+
+def _formula_tokens(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    b, l = pos
+    i = int(inp["input_ids"][b, l])
+    value = _log_prob(inp["logits"][b, l].cpu(), i)
+    return (f"out[{b}, {l}] = log_softmax(logits[{b}, {l}])[input_ids[{b}, {l}]] = "
+            f"log_softmax(logits[{b}, {l}])[{i}] = logits[{b}, {l}, {i}] - "
+            f"logsumexp(logits[{b}, {l}]) = {fmt_value(value)}")
+
+
+register(Question(
+    qid="nlp.token_log_probs", name="token_log_probs", args=("logits", "input_ids"),
+    title="Log-probability of each token",
+    task="`logits` is `[B, L, V]`, `input_ids` is `[B, L]`. Return the `[B, L]` "
+         "log-probabilities `log_softmax(logits[b, l])[input_ids[b, l]]` (the id at its own "
+         "position), as in a `compute_log_probs` method.",
+    spec=_spec_tokens, make=_make_tokens, sizes=_SIZES, large_sizes=_LARGE,
+    scaling=_SCALING, formula=_formula_tokens,
+    hints=(
+        "Two steps: turn logits into log-probabilities over the vocabulary, then pick one "
+        "per position.",
+        "`F.log_softmax(logits, dim=-1)` normalises over the vocabulary; then gather along "
+        "`dim=-1` with `input_ids.unsqueeze(-1)`.",
+        "`F.log_softmax(logits, -1).gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)`.",
+    ),
+    solution_code='''
+import torch.nn.functional as F
+
+def token_log_probs(logits, input_ids):
+    log_probs = F.log_softmax(logits, dim=-1)                     # [B, L, V]
+    return log_probs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)
+''',
+))
+
+
+# -- nlp.causal_lm_log_probs --------------------------------------------------------
+
+def _spec_causal(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
+    B, L, V = logits.shape
+    out = torch.empty(B, L - 1, dtype=logits.dtype)
+    for b in range(B):
+        for t in range(L - 1):                   # the prediction made at t is for t + 1
+            out[b, t] = _log_prob(logits[b, t], int(input_ids[b, t + 1]))
+    return out
+
+
+def _formula_causal(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    b, t = pos
+    i = int(inp["input_ids"][b, t + 1])
+    value = _log_prob(inp["logits"][b, t].cpu(), i)
+    return (f"out[{b}, {t}] = log_softmax(logits[{b}, {t}])[input_ids[{b}, {t + 1}]] = "
+            f"log_softmax(logits[{b}, {t}])[{i}] = {fmt_value(value)}")
+
+
+register(Question(
+    qid="nlp.causal_lm_log_probs", name="causal_lm_log_probs", args=("logits", "input_ids"),
+    title="Causal LM: score the next token",
+    task="In a causal language model the logits at position `t` predict token `t + 1`. "
+         "Return the `[B, L-1]` tensor `out[b, t] = log_softmax(logits[b, t])[input_ids[b, t+1]]`.",
+    spec=_spec_causal, make=_make_tokens,
+    sizes=(dict(label="random shapes", B=2, L=4, V=6), dict(label="shortest sequence", B=1, L=2, V=3),
+           dict(label="vocabulary as long as the sequence", B=3, L=5, V=5),
+           dict(label="float64 logits", B=2, L=3, V=7, dtype=torch.float64),
+           dict(label="non-contiguous logits", B=2, L=6, V=4, strided=True)),
+    large_sizes=_LARGE, scaling=_SCALING, formula=_formula_causal,
+    hints=(
+        "Line the predictions up with what they predict: drop the last position of the "
+        "logits and the first of the ids.",
+        "`logits[:, :-1]` and `input_ids[:, 1:]` are both `L-1` long; then it is the "
+        "token_log_probs question.",
+        "`F.log_softmax(logits[:, :-1], -1).gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)`.",
+    ),
+    solution_code='''
+import torch.nn.functional as F
+
+def causal_lm_log_probs(logits, input_ids):
+    log_probs = F.log_softmax(logits[:, :-1], dim=-1)   # predictions for tokens 1..L-1
+    targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they predict
+    return log_probs.gather(-1, targets).squeeze(-1)
+''',
+))
+
+
+# -- nlp.masked_nll -----------------------------------------------------------------
+
+def _make_nll(gen: torch.Generator, ignore_index: int = -100, **sizes: Any) -> dict[str, Any]:
+    made = _make(gen, ignore_index=ignore_index, **sizes)
+    return {"logits": made["logits"], "labels": made["ids"], "ignore_index": ignore_index}
+
+
+def _spec_nll(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
+    B, L, V = logits.shape
+    total, count = 0.0, 0
+    for b in range(B):
+        for l in range(L):
+            if int(labels[b, l]) != ignore_index:
+                total += -_log_prob(logits[b, l], int(labels[b, l]))
+                count += 1
+    return torch.tensor(total / count, dtype=logits.dtype)
+
+
+def _formula_nll(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    labels = inp["labels"]
+    kept = int((labels != inp["ignore_index"]).sum())
+    return (f"loss = -mean of log_softmax(logits[b, l])[labels[b, l]] over the {kept} of "
+            f"{labels.numel()} positions whose label is not ignore_index={inp['ignore_index']}")
+
+
+register(Question(
+    qid="nlp.masked_nll", name="masked_nll", args=("logits", "labels", "ignore_index"),
+    title="Masked negative log-likelihood",
+    task="`logits` is `[B, L, V]`, `labels` is `[B, L]` where some labels equal "
+         "`ignore_index` (padding, default -100). Return the scalar mean negative "
+         "log-likelihood over the other positions, equal to `F.cross_entropy(logits.flatten(0, 1), "
+         "labels.flatten(), ignore_index=ignore_index)`, but built with gather.",
+    spec=_spec_nll, make=_make_nll,
+    sizes=(dict(label="random shapes", B=2, L=3, V=5, ignored=2),
+           dict(label="nothing ignored", B=2, L=2, V=4),
+           dict(label="ignore_index=-1", B=3, L=4, V=6, ignored=5, ignore_index=-1),
+           dict(label="size-1 dims", B=1, L=1, V=1),
+           dict(label="float64 logits", B=2, L=5, V=7, ignored=3, dtype=torch.float64),
+           dict(label="non-contiguous logits", B=3, L=2, V=6, ignored=1, strided=True)),
+    large_sizes=(dict(label="random shapes", B=8, L=16, V=50, ignored=40),
+                 dict(label="ignore_index=0", B=4, L=9, V=33, ignored=10, ignore_index=0)),
+    scaling=(dict(B=2, L=3, V=5, ignored=2), dict(B=4, L=6, V=10, ignored=8)),
+    formula=_formula_nll,
+    hints=(
+        "gather cannot read at position -100: replace ignored labels by any valid id "
+        "first (e.g. `labels.clamp(min=0)`, or `torch.where`), and remember which they were.",
+        "Gather the log-probabilities as in token_log_probs, negate them, zero the ignored "
+        "positions with a mask, and divide the sum by the number of kept positions.",
+        "`keep = labels != ignore_index`; `safe = torch.where(keep, labels, 0)`; "
+        "`nll = -F.log_softmax(logits, -1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)`; "
+        "`(nll * keep).sum() / keep.sum()`.",
+    ),
+    solution_code='''
+import torch.nn.functional as F
+
+def masked_nll(logits, labels, ignore_index=-100):
+    keep = labels != ignore_index                         # [B, L] bool
+    safe = torch.where(keep, labels, 0)                   # any valid id at ignored places
+    log_probs = F.log_softmax(logits, dim=-1)
+    nll = -log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
+    return (nll * keep).sum() / keep.sum()
+''',
+    forbidden=("nll_loss_forward", "nll_loss", "nll_loss2d_forward", "nll_loss_nd"),
+    forbidden_text="F.cross_entropy or F.nll_loss (that is what the answer is compared with)",
+))

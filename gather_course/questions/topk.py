@@ -1,0 +1,135 @@
+"""Top-k questions: choose the best patches, and put them back where they came from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .._text import fmt_value
+from ._cases import noncontig, randn, row_perms
+from ._question import Question, register
+
+
+# -- topk.select_patches ------------------------------------------------------------
+
+def _make_select(gen: torch.Generator, B: int, N: int, D: int, k: int,
+                 strided: bool = False) -> dict[str, Any]:
+    patches = randn(gen, B, N, D)
+    scores = randn(gen, B, N)
+    return {"patches": noncontig(patches) if strided else patches, "scores": scores, "k": k}
+
+
+def _ranked(scores_row: torch.Tensor) -> list[int]:
+    """Patch numbers from the highest score to the lowest."""
+    return sorted(range(len(scores_row)), key=lambda n: -float(scores_row[n]))
+
+
+def _spec_select(patches: torch.Tensor, scores: torch.Tensor, k: int) -> torch.Tensor:
+    B, N, D = patches.shape
+    out = torch.empty(B, k, D, dtype=patches.dtype)
+    for b in range(B):
+        best = _ranked(scores[b])[:k]
+        for j, n in enumerate(best):
+            out[b, j] = patches[b, n]
+    return out
+
+
+def _formula_select(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    b, j, d = pos
+    n = _ranked(inp["scores"][b].cpu())[j]
+    return (f"out[{b}, {j}, {d}] = patches[{b}, n, {d}] with n = the patch of rank {j} "
+            f"(0 = highest) in scores[{b}] = {n} (score {fmt_value(inp['scores'][b, n])}), "
+            f"so patches[{b}, {n}, {d}] = {fmt_value(inp['patches'][b, n, d])}")
+
+
+register(Question(
+    qid="topk.select_patches", name="select_patches", args=("patches", "scores", "k"),
+    title="Keep the k best patches",
+    task="`patches` is `[B, N, D]`, `scores` is `[B, N]`. Return `[B, k, D]`: for each "
+         "sample the `k` patches with the highest scores, highest first, each with all of "
+         "its `D` features.",
+    spec=_spec_select, make=_make_select,
+    sizes=(dict(label="random shapes", B=2, N=6, D=3, k=2),
+           dict(label="k=1", B=3, N=4, D=2, k=1),
+           dict(label="k=N", B=2, N=5, D=4, k=5),
+           dict(label="D=1", B=2, N=7, D=1, k=3),
+           dict(label="non-contiguous patches", B=2, N=8, D=5, k=4, strided=True)),
+    large_sizes=(dict(label="random shapes", B=8, N=49, D=16, k=12),
+                 dict(label="non-contiguous patches", B=4, N=30, D=9, k=30, strided=True)),
+    scaling=(dict(B=2, N=6, D=3, k=2), dict(B=4, N=12, D=6, k=4)),
+    formula=_formula_select,
+    hints=(
+        "`torch.topk(scores, k, dim=1)` gives the `[B, k]` indices of the best patches, "
+        "highest first.",
+        "A patch is a whole `D`-vector, so the index must say the same patch number for "
+        "every feature: `[B, k]` -> `[B, k, 1]` -> `[B, k, D]`.",
+        "`idx = scores.topk(k, dim=1).indices`; "
+        "`patches.gather(1, idx.unsqueeze(-1).expand(-1, -1, patches.size(-1)))`.",
+    ),
+    solution_code='''
+def select_patches(patches, scores, k):
+    D = patches.size(-1)
+    idx = torch.topk(scores, k, dim=1).indices               # [B, k], highest first
+    return torch.gather(patches, 1, idx.unsqueeze(-1).expand(-1, -1, D))
+''',
+))
+
+
+# -- topk.scatter_back --------------------------------------------------------------
+
+def _make_back(gen: torch.Generator, B: int, K: int, D: int, n: int,
+               dtype: torch.dtype = torch.float32) -> dict[str, Any]:
+    return {"selected": randn(gen, B, K, D, dtype=dtype),
+            "indices": row_perms(gen, B, n)[:, :K], "n": n}
+
+
+def _spec_back(selected: torch.Tensor, indices: torch.Tensor, n: int) -> torch.Tensor:
+    B, K, D = selected.shape
+    out = torch.zeros(B, n, D, dtype=selected.dtype)
+    for b in range(B):
+        for k in range(K):
+            out[b, indices[b, k]] = selected[b, k]
+    return out
+
+
+def _formula_back(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    b, i, d = pos
+    row = [int(v) for v in inp["indices"][b]]
+    if i in row:
+        k = row.index(i)
+        return (f"out[{b}, {i}, {d}] = selected[{b}, {k}, {d}] because indices[{b}, {k}] = {i}"
+                f", = {fmt_value(inp['selected'][b, k, d])}")
+    return f"out[{b}, {i}, {d}] = 0 because {i} does not appear in indices[{b}]"
+
+
+register(Question(
+    qid="topk.scatter_back", name="scatter_back", args=("selected", "indices", "n"),
+    title="Put selected patches back",
+    task="`selected` is `[B, K, D]`, taken from positions `indices` (`[B, K]`, distinct in "
+         "each row) of a `[B, n, D]` sequence. Return the `[B, n, D]` tensor with each "
+         "selected row back at its index and zeros elsewhere (dtype of `selected`).",
+    spec=_spec_back, make=_make_back,
+    sizes=(dict(label="random shapes", B=2, K=2, D=3, n=5),
+           dict(label="all positions selected", B=2, K=4, D=2, n=4),
+           dict(label="K=1", B=3, K=1, D=4, n=6),
+           dict(label="float64", B=2, K=3, D=2, n=7, dtype=torch.float64)),
+    large_sizes=(dict(label="random shapes", B=8, K=12, D=16, n=49),
+                 dict(label="float64", B=4, K=20, D=5, n=30, dtype=torch.float64)),
+    scaling=(dict(B=2, K=2, D=3, n=5), dict(B=4, K=4, D=6, n=10)),
+    formula=_formula_back,
+    hints=(
+        "This is gather run backwards: scatter writes `src[b, k, d]` to "
+        "`out[b, index[b, k, d], d]`.",
+        "Start from zeros of shape `[B, n, D]` with `selected`'s dtype and device, and "
+        "expand `indices` to `[B, K, D]` exactly as for gather.",
+        "`torch.zeros(B, n, D, dtype=selected.dtype, device=selected.device)"
+        ".scatter(1, indices.unsqueeze(-1).expand(-1, -1, D), selected)`.",
+    ),
+    solution_code='''
+def scatter_back(selected, indices, n):
+    B, K, D = selected.shape
+    out = selected.new_zeros(B, n, D)                       # same dtype and device
+    return out.scatter(1, indices.unsqueeze(-1).expand(-1, -1, D), selected)
+''',
+))

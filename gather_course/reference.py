@@ -1,0 +1,40 @@
+"""The formula of ``torch.gather`` as plain loops: the course's teaching text and test oracle."""
+
+from __future__ import annotations
+
+import itertools
+
+import torch
+
+from ._errors import GatherCourseError
+from ._rules import check_call, effective_ndim
+
+__all__ = ["gather_reference"]
+
+
+def gather_reference(input: torch.Tensor, dim: int, index: torch.Tensor) -> torch.Tensor:
+    """``torch.gather`` written as the documented formula, one element at a time.
+
+    ``out[i][j][k] = input[i][index[i][j][k]][k]`` for ``dim == 1``: walk over every
+    position of ``index``, copy that position, replace its ``dim`` coordinate by the
+    index value, and read ``input`` there. The output has ``index``'s shape and
+    ``input``'s dtype and device. A call that ``torch.gather`` rejects raises
+    :class:`GatherCourseError` naming the broken rule.
+
+    >>> x = torch.tensor([[10, 20, 30], [40, 50, 60]])
+    >>> gather_reference(x, 1, torch.tensor([[0, 2], [1, 0]]))
+    tensor([[10, 30],
+            [50, 40]])
+    """
+    problems, _ = check_call(input, dim, index)
+    if problems:
+        lines = "\n".join(f"- {p.message} Fix: {p.fix}" for p in problems)
+        raise GatherCourseError(f"torch.gather would reject this call:\n{lines}") from None
+    d = int(dim) % effective_ndim(input)
+    source = input.reshape(1) if input.dim() == 0 else input
+    out = torch.empty(index.shape, dtype=input.dtype, device=input.device)
+    for pos in itertools.product(*(range(s) for s in index.shape)):
+        src = list(pos) if index.dim() else [0]   # a 0-d index acts like shape [1]
+        src[d] = int(index[pos])                  # the only coordinate that changes
+        out[pos] = source[tuple(src)]
+    return out
