@@ -1,0 +1,169 @@
+"""The question bank: right answers pass, typical wrong answers fail at the expected tier."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from answers import RIGHT, WRONG
+from gather_course import GatherCourseError, exercise, exercise_ids
+from gather_course.questions import _check as T
+
+IDS = exercise_ids()
+FIXED_IDS = [
+    "basics.gather_loop", "basics.pick_per_row", "basics.reverse_index", "nlp.label_scores",
+    "nlp.token_log_probs", "nlp.causal_lm_log_probs", "nlp.masked_nll", "vision.gather_pixels",
+    "vision.select_heads", "topk.select_patches", "topk.scatter_back", "mae.random_masking",
+    "mae.restore_sequence", "friends.gather_backward", "friends.gather_via_take",
+]
+
+
+def own_solution(qid):
+    q = exercise(qid)
+    namespace = {"torch": torch, "F": F}
+    exec(q.solution_code, namespace)          # the solution is text; run it apart from us
+    return namespace[q.name]
+
+
+def test_ids_and_signatures_are_the_fixed_ones():
+    assert IDS == FIXED_IDS
+    sigs = {q: exercise(q).args for q in IDS}
+    assert sigs["nlp.masked_nll"] == ("logits", "labels", "ignore_index")
+    assert sigs["vision.gather_pixels"] == ("features", "coords")
+    assert sigs["friends.gather_backward"] == ("grad_out", "dim", "index", "input_shape")
+    assert sigs["mae.random_masking"] == ("x", "mask_ratio", "noise")
+
+
+@pytest.mark.parametrize("qid", IDS)
+@pytest.mark.parametrize("seed, large", [(0, False), (11, True), (2024, False)])
+def test_own_solution_passes(qid, seed, large):
+    result = exercise(qid).check(own_solution(qid), seed=seed, large=large)
+    assert result.passed, str(result)
+    assert result and "✅" in result._repr_markdown_()
+
+
+@pytest.mark.parametrize("qid", IDS)
+def test_catalogue_is_complete(qid):
+    assert len(RIGHT[qid]) >= 2, "at least two different correct implementations"
+    assert len(WRONG[qid]) >= 3, "at least three typical wrong answers"
+
+
+@pytest.mark.parametrize("qid, fn", [(q, f) for q, fs in RIGHT.items() for f in fs],
+                         ids=lambda v: getattr(v, "__name__", v))
+def test_other_correct_answers_pass(qid, fn):
+    for seed, large in [(0, False), (5, True)]:
+        result = exercise(qid).check(fn, seed=seed, large=large)
+        assert result.passed, str(result)
+
+
+@pytest.mark.parametrize("qid, fn, tier", [(q, f, t) for q, items in WRONG.items() for f, t in items],
+                         ids=lambda v: getattr(v, "__name__", v))
+def test_typical_wrong_answers_fail_at_their_tier(qid, fn, tier):
+    result = exercise(qid).check(fn)
+    assert not result.passed and not result
+    assert result.tier == tier, str(result)
+    text, md = str(result), result._repr_markdown_()
+    assert "FAILED" in text and "❌" in md
+    assert (".hint()" in text) == (tier != T.NOT_ATTEMPTED)
+    if tier in (T.EXCEPTION, T.WRONG_TYPE, T.WRONG_SHAPE, T.WRONG_DTYPE, T.WRONG_VALUES):
+        assert "case:" in text and "inputs:" in text       # the inputs' shapes are shown
+    if tier == T.WRONG_VALUES and exercise(qid).verify is None:
+        for part in ("first wrong element", "expected", "got", "formula"):
+            assert part in text, text
+
+
+@pytest.mark.parametrize("qid", IDS)
+def test_stub_is_not_attempted(qid):
+    def stub(*args):
+        raise NotImplementedError()
+    result = exercise(qid).check(stub)
+    assert result.tier == T.NOT_ATTEMPTED and "NotImplementedError" in str(result)
+
+
+def test_values_feedback_is_specific():
+    def off_by_one_column(x, cols):
+        return torch.gather(x, 1, (cols + 1) % x.size(1))
+    text = str(exercise("basics.pick_per_row").check(off_by_one_column))
+    assert "first wrong element: out[0, 0]" in text
+    assert "formula: out[0, 0] = x[0, cols[0, 0]] = x[0, " in text
+
+
+def test_exception_feedback_names_the_learners_line():
+    def broken(x, cols):
+        return torch.gather(x, 0, cols)
+    text = str(exercise("basics.pick_per_row").check(broken))
+    assert "RuntimeError" in text and "return torch.gather(x, 0, cols)" in text
+
+
+def test_shape_feedback_suggests_squeeze():
+    text = str(exercise("nlp.label_scores").check(lambda lg, lb: lg.gather(-1, lb.unsqueeze(-1))))
+    assert "missing .squeeze(-1)" in text
+
+
+def test_not_vectorized_feedback_counts_operations():
+    def rowwise(logits, labels):
+        return torch.stack([logits[b].gather(-1, labels[b, :, None])[:, 0]
+                            for b in range(logits.size(0))])
+    result = exercise("nlp.label_scores").check(rowwise)
+    assert result.tier == T.NOT_VECTORIZED
+    assert "operations" in str(result) and "Python loop" in str(result)
+
+
+def test_learner_inputs_are_left_alone_by_the_checker():
+    seen = []
+
+    def spy(x, cols):
+        seen.append((x, x.clone(), cols.clone()))
+        return torch.gather(x, 1, cols)
+    exercise("basics.pick_per_row").check(spy)
+    assert seen and all(torch.equal(x, x0) for x, x0, _ in seen)
+    assert any(not x.is_contiguous() for x, _, _ in seen)   # non-contiguous inputs are tried
+
+
+def test_check_is_deterministic_and_seed_changes_the_battery():
+    shapes = {}
+    for seed in (0, 0, 1):
+        got = []
+        exercise("basics.pick_per_row").check(lambda x, c: got.append(x.sum()) or x.gather(1, c),
+                                              seed=seed)
+        shapes.setdefault(seed, []).append(torch.stack(got))
+    assert torch.equal(shapes[0][0], shapes[0][1])
+    assert not torch.equal(shapes[0][0], shapes[1][0])
+
+
+def test_hints_and_solution():
+    q = exercise("topk.select_patches")
+    assert len(q.hints) >= 2
+    assert q.hint().startswith("**Hint 1/") and q.hint(2)._repr_markdown_().startswith("**Hint 2/")
+    assert "```python" in q.solution() and "def select_patches" in q.solution()
+    assert "select_patches(patches, scores, k)" in q._repr_markdown_()
+    with pytest.raises(GatherCourseError, match="hints 1 to"):
+        q.hint(len(q.hints) + 1)
+    with pytest.raises(GatherCourseError, match="hints 1 to"):
+        q.hint(0)
+
+
+@pytest.mark.parametrize("qid", IDS)
+def test_every_question_has_two_or_more_hints(qid):
+    q = exercise(qid)
+    assert len(q.hints) >= 2 and all(len(h) > 20 for h in q.hints)
+
+
+def test_unknown_id_and_bad_fn():
+    with pytest.raises(GatherCourseError, match="Did you mean 'basics.pick_per_row'"):
+        exercise("basics.pick_per_rows")
+    with pytest.raises(GatherCourseError, match="question id"):
+        exercise(3)
+    q = exercise("basics.pick_per_row")
+    with pytest.raises(GatherCourseError, match="without parentheses"):
+        q.check(torch.zeros(2))
+    with pytest.raises(GatherCourseError, match="expects your function"):
+        q.check(None)
+    with pytest.raises(GatherCourseError, match="seed must be an int"):
+        q.check(own_solution("basics.pick_per_row"), seed="1")
+
+
+def test_assert_passed_raises_with_the_feedback():
+    result = exercise("basics.pick_per_row").check(lambda x, c: x)
+    with pytest.raises(AssertionError, match="wrong shape"):
+        result.assert_passed()
+    exercise("basics.pick_per_row").check(own_solution("basics.pick_per_row")).assert_passed()
