@@ -1,0 +1,100 @@
+"""The repository agrees with itself: dependencies, README vs CI, API size, notebooks."""
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import nbformat
+import yaml
+from packaging.requirements import Requirement
+
+import gather_course
+
+ROOT = Path(__file__).resolve().parents[1]
+CONDA_TO_PIP = {"pytorch": "torch"}
+
+
+def pyproject_deps():
+    data = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    reqs = [Requirement(r) for r in data["project"]["dependencies"]]
+    return {r.name.lower(): str(r.specifier) for r in reqs}
+
+
+def conda_deps():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    deps = {}
+    for item in env["dependencies"]:
+        if not isinstance(item, str):
+            continue
+        name, spec = re.match(r"([A-Za-z0-9_.-]+)\s*(.*)", item).groups()
+        if name in ("python", "pip"):
+            continue
+        deps[CONDA_TO_PIP.get(name, name).lower()] = str(Requirement("x" + spec.replace(" ", "")).specifier)
+    return deps
+
+
+def test_environment_yml_and_pyproject_declare_the_same_packages():
+    assert conda_deps() == pyproject_deps()
+    assert {"jupyterlab", "torch", "nbgrader", "matplotlib", "nbval"} <= set(pyproject_deps())
+
+
+def readme_command(heading):
+    text = (ROOT / "README.md").read_text()
+    block = re.search(rf"<!-- {heading} -->\s*```(?:bash)?\n(.+?)\n```", text, re.S)
+    assert block, f"README has no '<!-- {heading} -->' command block"
+    return block.group(1).strip()
+
+
+def test_ci_runs_the_readme_commands_verbatim():
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert readme_command("setup") in ci
+    assert readme_command("test") in ci
+    assert readme_command("setup").index("pip install") < len(readme_command("setup"))
+
+
+def test_public_api_is_small_and_explicit():
+    assert 5 <= len(gather_course.__all__) <= 12
+    assert all(hasattr(gather_course, name) for name in gather_course.__all__)
+    errors = [n for n in gather_course.__all__ if n.endswith("Error")]
+    assert errors == ["GatherCourseError"]
+
+
+def test_library_never_prints_results_or_shows_plots():
+    for path in (ROOT / "gather_course").rglob("*.py"):
+        if path.name == "cli.py":
+            continue                                 # the command line talks to a terminal
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
+                assert name not in ("print", "show", "savefig"), f"{path.name}:{node.lineno}"
+
+
+def notebooks():
+    return sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_lecture_notebooks_are_stored_executed_and_clean():
+    assert notebooks(), "no lecture notebooks"
+    for path in notebooks():
+        nb = nbformat.read(path, as_version=4)
+        code = [c for c in nb.cells if c.cell_type == "code"]
+        counts = [c.execution_count for c in code]
+        assert counts == list(range(1, len(code) + 1)), f"{path.name}: not executed in order"
+        for cell in code:
+            assert "execution" not in cell.metadata, f"{path.name}: timing metadata stored"
+            for out in cell.outputs:
+                assert out.output_type != "error" or "raises-exception" in cell.metadata.get("tags", [])
+        text = path.read_text()
+        assert "device='cuda" not in text, f"{path.name}: stored from a GPU run"
+        assert not re.search(r"0x[0-9a-f]{8,}", text), f"{path.name}: memory address in outputs"
+
+
+def test_notebooks_import_the_package_rather_than_copying_it():
+    for path in notebooks():
+        src = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
+                        if c.cell_type == "code")
+        assert "from gather_course import" in src
+        assert "def gather_reference" not in src and "def diagnose" not in src
+        assert "import *" not in src and "!wget" not in src
