@@ -147,6 +147,14 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
     return problems, notes
 
 
+def refusal(problems: list[Problem], what: str) -> "GatherCourseError":
+    """The error for a call torch.gather rejects: ``what`` then each broken rule and its fix."""
+    from ._errors import GatherCourseError
+
+    lines = "\n".join(f"- {p.message} Fix: {p.fix}" for p in problems)
+    return GatherCourseError(f"{what}:\n{lines}")
+
+
 def _ndim_problem(input: torch.Tensor, d: int, index: torch.Tensor) -> Problem:
     msg = (f"index has {index.dim()} dims but input has {input.dim()}: gather needs the "
            "same number of dims.")

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from ._errors import GatherCourseError
-from ._rules import check_call, effective_ndim
+from ._rules import check_call, refusal, effective_ndim
 from ._text import fmt_pos, fmt_value
 
 __all__ = ["draw_gather"]
@@ -100,8 +100,7 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
     """
     problems, _ = check_call(input, dim, index)
     if problems:
-        lines = "\n".join(f"- {p.message} Fix: {p.fix}" for p in problems)
-        raise GatherCourseError(f"cannot draw a call torch.gather rejects:\n{lines}") from None
+        raise refusal(problems, "cannot draw a call torch.gather rejects") from None
     for name, t in (("input", input), ("index", index)):
         if t.dim() > 3:
             raise GatherCourseError(

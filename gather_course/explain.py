@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import torch
 
 from ._errors import GatherCourseError
-from ._rules import check_call, effective_ndim
+from ._rules import check_call, refusal, effective_ndim
 from ._text import fmt_pos, fmt_value, type_name
 
 __all__ = ["explain", "Explanation"]
@@ -55,8 +55,7 @@ def explain(input: torch.Tensor, dim: int, index: torch.Tensor,
     """
     problems, _ = check_call(input, dim, index)
     if problems:
-        lines = "\n".join(f"- {p.message} Fix: {p.fix}" for p in problems)
-        raise GatherCourseError(f"cannot explain a call torch.gather rejects:\n{lines}") from None
+        raise refusal(problems, "cannot explain a call torch.gather rejects") from None
     pos = _position(position, index)
     d = int(dim) % effective_ndim(input)
     src: list[Any] = list(pos) if index.dim() else [0]

@@ -6,8 +6,7 @@ import itertools
 
 import torch
 
-from ._errors import GatherCourseError
-from ._rules import check_call, effective_ndim
+from ._rules import check_call, refusal, effective_ndim
 
 __all__ = ["gather_reference"]
 
@@ -28,8 +27,7 @@ def gather_reference(input: torch.Tensor, dim: int, index: torch.Tensor) -> torc
     """
     problems, _ = check_call(input, dim, index)
     if problems:
-        lines = "\n".join(f"- {p.message} Fix: {p.fix}" for p in problems)
-        raise GatherCourseError(f"torch.gather would reject this call:\n{lines}") from None
+        raise refusal(problems, "torch.gather would reject this call") from None
     d = int(dim) % effective_ndim(input)
     source = input.reshape(1) if input.dim() == 0 else input
     out = torch.empty(index.shape, dtype=input.dtype, device=input.device)
