@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 
+from ._errors import GatherCourseError
 from ._text import fmt_pos, type_name
 
 _INTEGER_DTYPES = (
@@ -147,12 +148,12 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
     return problems, notes
 
 
-def refusal(problems: list[Problem], what: str) -> "GatherCourseError":
-    """The error for a call torch.gather rejects: ``what`` then each broken rule and its fix."""
-    from ._errors import GatherCourseError
-
-    lines = "\n".join(f"- {p.message} Fix: {p.fix}" for p in problems)
-    return GatherCourseError(f"{what}:\n{lines}")
+def ensure_valid(input: Any, dim: Any, index: Any, what: str) -> None:
+    """Raise GatherCourseError (``what``, then each broken rule and its fix) unless torch accepts the call."""
+    problems, _ = check_call(input, dim, index)
+    if problems:
+        lines = "\n".join(f"- {p.message} Fix: {p.fix}" for p in problems)
+        raise GatherCourseError(f"{what}:\n{lines}") from None
 
 
 def _ndim_problem(input: torch.Tensor, d: int, index: torch.Tensor) -> Problem:

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from ._errors import GatherCourseError
-from ._rules import check_call, refusal, effective_ndim
+from ._rules import effective_ndim, ensure_valid
 from ._text import fmt_pos, fmt_value
 
 __all__ = ["draw_gather"]
@@ -98,9 +98,7 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
     >>> fig = draw_gather(torch.tensor([[10, 20, 30], [40, 50, 60]]), 1,
     ...                   torch.tensor([[0, 2], [1, 0]]))
     """
-    problems, _ = check_call(input, dim, index)
-    if problems:
-        raise refusal(problems, "cannot draw a call torch.gather rejects") from None
+    ensure_valid(input, dim, index, "cannot draw a call torch.gather rejects")
     for name, t in (("input", input), ("index", index)):
         if t.dim() > 3:
             raise GatherCourseError(

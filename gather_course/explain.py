@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import torch
 
 from ._errors import GatherCourseError
-from ._rules import check_call, refusal, effective_ndim
+from ._rules import effective_ndim, ensure_valid
 from ._text import fmt_pos, fmt_value, type_name
 
 __all__ = ["explain", "Explanation"]
@@ -53,9 +53,7 @@ def explain(input: torch.Tensor, dim: int, index: torch.Tensor,
     >>> explain(x, 1, torch.tensor([[0, 2], [1, 0]]), (1, 0))
     out[1][0] = input[1][index[1][0]] = input[1][1] = 50
     """
-    problems, _ = check_call(input, dim, index)
-    if problems:
-        raise refusal(problems, "cannot explain a call torch.gather rejects") from None
+    ensure_valid(input, dim, index, "cannot explain a call torch.gather rejects")
     pos = _position(position, index)
     d = int(dim) % effective_ndim(input)
     src: list[Any] = list(pos) if index.dim() else [0]

@@ -6,7 +6,7 @@ import itertools
 
 import torch
 
-from ._rules import check_call, refusal, effective_ndim
+from ._rules import effective_ndim, ensure_valid
 
 __all__ = ["gather_reference"]
 
@@ -25,9 +25,7 @@ def gather_reference(input: torch.Tensor, dim: int, index: torch.Tensor) -> torc
     tensor([[10, 30],
             [50, 40]])
     """
-    problems, _ = check_call(input, dim, index)
-    if problems:
-        raise refusal(problems, "torch.gather would reject this call") from None
+    ensure_valid(input, dim, index, "torch.gather would reject this call")
     d = int(dim) % effective_ndim(input)
     source = input.reshape(1) if input.dim() == 0 else input
     out = torch.empty(index.shape, dtype=input.dtype, device=input.device)
