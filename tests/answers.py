@@ -60,26 +60,24 @@ def gather_loop_uses_take_along_dim(input, dim, index):
     return torch.take_along_dim(input, index.long(), dim)
 
 
-@wrong("basics.gather_loop", T.WRONG_SHAPE)
-def gather_loop_input_shape(input, dim, index):            # "output has input's shape"
-    out = input.clone()
+def _fill_by_formula(out, input, dim, index):
+    """The right loop; the two answers below go wrong only in how they allocate `out`."""
     d = dim % input.dim()
     for pos in itertools.product(*map(range, index.shape)):
         src = list(pos)
         src[d] = int(index[pos])
         out[pos] = input[tuple(src)]
     return out
+
+
+@wrong("basics.gather_loop", T.WRONG_SHAPE)
+def gather_loop_input_shape(input, dim, index):            # "output has input's shape"
+    return _fill_by_formula(input.clone(), input, dim, index)
 
 
 @wrong("basics.gather_loop", T.WRONG_DTYPE)
 def gather_loop_float_output(input, dim, index):
-    out = torch.zeros(index.shape)
-    d = dim % input.dim()
-    for pos in itertools.product(*map(range, index.shape)):
-        src = list(pos)
-        src[d] = int(index[pos])
-        out[pos] = input[tuple(src)]
-    return out
+    return _fill_by_formula(torch.zeros(index.shape), input, dim, index)
 
 
 @wrong("basics.gather_loop", T.EXCEPTION)
