@@ -80,10 +80,14 @@ class CheckResult:
             lines += ["", f"*{self.advice}*"]
         return "\n".join(lines)
 
-    def assert_passed(self) -> None:
-        """Raise ``AssertionError`` with the full feedback unless the check passed."""
+    def assert_passed(self) -> "CheckResult":
+        """Raise ``AssertionError`` with the full feedback unless the check passed.
+
+        Returns the result itself, so a test cell ending with it shows the verdict.
+        """
         if not self.passed:
             raise AssertionError("\n" + str(self))
+        return self
 
 
 def _md_value(v: str) -> str:
@@ -168,6 +172,9 @@ def _compare_one(q: "Question", case: "Case", which: int, name: str,
         tip = " Did you forget `return`?" if out is None else ""
         raise _Failure(WRONG_TYPE, f"{name} should be a torch.Tensor, got {type_name(out)}.{tip}",
                        base)
+    if type(out) is not torch.Tensor:      # a subclass could override == and fake the values
+        raise _Failure(WRONG_TYPE, f"{name} should be a plain torch.Tensor, got the subclass "
+                       f"{type(out).__name__}. Return an ordinary tensor.", base)
     if out.shape != exp.shape:
         raise _Failure(WRONG_SHAPE, f"{name} should have shape {list(exp.shape)}, got "
                        f"{list(out.shape)}.{_shape_tip(exp.shape, out.shape)}", base)
