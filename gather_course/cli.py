@@ -1,4 +1,10 @@
-"""The ``gather-course`` command line (maintainer tools)."""
+"""The ``gather-course`` command line: check a notebook, release the exercises, grade a class.
+
+  gather-course check NOTEBOOK.ipynb     run a copy, report each question; exit 1 if any fails
+  gather-course release                  regenerate exercises/ from solutions/ (nbgrader)
+  gather-course grade ASSIGNMENT         autograde submitted/*/ASSIGNMENT, write a CSV of scores
+  gather-course execute NOTEBOOK...      re-run lecture/solution notebooks on CPU, store outputs
+"""
 
 from __future__ import annotations
 
@@ -56,12 +62,73 @@ def _execute(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    from ._course import check_notebook
+
+    reports = check_notebook(args.notebook, timeout=args.timeout)
+    for r in reports:
+        mark = "passed" if r.passed else "FAILED"
+        print(f"{mark:6}  {r.grade_id.removeprefix('test_'):24} {r.score:g}/{r.points:g} points")
+        if r.message:
+            print("\n".join("        " + line for line in r.message.strip().splitlines()))
+    score, total = sum(r.score for r in reports), sum(r.points for r in reports)
+    failed = sum(not r.passed for r in reports)
+    print(f"\n{score:g}/{total:g} points; " +
+          (f"{failed} of {len(reports)} questions fail." if failed else "every question passes."))
+    return 1 if failed else 0
+
+
+def _release(args: argparse.Namespace) -> int:
+    from ._course import course_root, release
+
+    root = course_root(args.course)
+    for path in release(root, Path(args.out) if args.out else None):
+        print(f"wrote {path}")
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from ._course import course_root
+    from ._grade import grade_class
+
+    root = course_root(args.course)
+    csv_path = Path(args.csv) if args.csv else root / f"grades-{args.assignment}.csv"
+    outcomes = grade_class(root, args.assignment, csv_path, timeout=args.timeout)
+    for o in outcomes:
+        if o.graded:
+            print(f"{o.student:20} {o.score:g}/{o.max_score:g}")
+        else:
+            print(f"{o.student:20} NOT GRADED: {o.problem}")
+    bad = [o.student for o in outcomes if not o.graded]
+    print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} submissions graded; scores in "
+          f"{csv_path}.")
+    if bad:
+        print(f"Could not grade: {', '.join(bad)}. Open their notebooks (submitted/<student>/"
+              f"{args.assignment}/) and grade them by hand; see docs/instructor-guide.md.")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gather-course", description=__doc__)
+    parser = argparse.ArgumentParser(prog="gather-course", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("execute", help="re-run lecture notebooks on CPU and store their outputs")
-    run.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")
-    run.set_defaults(func=_execute)
+    p = sub.add_parser("check", help="run a copy of an exercise notebook and report each question")
+    p.add_argument("notebook", help="e.g. exercises/basics/basics.ipynb")
+    p.add_argument("--timeout", type=int, default=60, help="seconds per cell (default 60)")
+    p.set_defaults(func=_check)
+    p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.add_argument("--out", help="write the student notebooks here instead of exercises/")
+    p.set_defaults(func=_release)
+    p = sub.add_parser("grade", help="autograde every submission of an assignment")
+    p.add_argument("assignment", help="e.g. basics")
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.add_argument("--csv", help="where to write the scores (default: grades-ASSIGNMENT.csv)")
+    p.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
+    p.set_defaults(func=_grade)
+    p = sub.add_parser("execute", help="re-run lecture and solution notebooks on CPU, store outputs")
+    p.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")
+    p.set_defaults(func=_execute)
     args = parser.parse_args(argv)
     try:
         return args.func(args)

@@ -1,0 +1,199 @@
+"""The nbgrader course on disk: its assignments, releasing them, and checking one notebook.
+
+The course root is the folder with ``nbgrader_config.py``; ``solutions/<a>/<a>.ipynb`` are the
+sources and ``exercises/<a>/<a>.ipynb`` the generated student versions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from ._errors import GatherCourseError
+
+SOURCE, RELEASE = "solutions", "exercises"
+_PROTECTED = (SOURCE, RELEASE, "submitted")
+
+
+def course_root(path: str | Path = ".") -> Path:
+    """The course root at ``path``, or a clear error when it is not one."""
+    root = Path(path).resolve()
+    if not (root / "nbgrader_config.py").is_file() or not (root / SOURCE).is_dir():
+        raise GatherCourseError(
+            f"{path!s} is not the course root: expected nbgrader_config.py and a {SOURCE}/ "
+            "folder there. Run this command from the course folder, or pass --course DIR.")
+    return root
+
+
+def assignments(root: Path) -> list[str]:
+    """The assignments of the course: folders of ``solutions/`` that hold a notebook."""
+    return sorted(p.name for p in (root / SOURCE).iterdir()
+                  if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def known_assignment(root: Path, name: str) -> str:
+    names = assignments(root)
+    if name not in names:
+        raise GatherCourseError(f"unknown assignment {name!r}; this course has: "
+                                f"{', '.join(names)}.")
+    return name
+
+
+@contextlib.contextmanager
+def nbgrader_api(root: Path, **config: Any) -> Iterator[Any]:
+    """nbgrader's Python API on the course at ``root``, with its nbgrader_config.py.
+
+    ``config`` overrides settings, e.g. ``{"Execute.timeout": 5}``. nbgrader reads some paths
+    relative to the working directory and runs ``alembic`` from PATH, so both are set while
+    the API is in use.
+    """
+    from nbgrader.apps import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+    from traitlets.config.loader import PyFileConfigLoader
+
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(root)).load_config()
+    cfg.CourseDirectory.root = str(root)
+    for key, value in config.items():
+        section, name = key.split(".")
+        setattr(cfg[section], name, value)
+    old_path, old_cwd = os.environ.get("PATH", ""), os.getcwd()
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + old_path
+    os.chdir(root)      # (contextlib.chdir needs Python 3.11)
+    try:
+        yield NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+    finally:
+        os.chdir(old_cwd)
+        os.environ["PATH"] = old_path
+
+
+_EXCEPTION_LINE = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Interrupt)): (.+)$")
+_NOISE = ("Please see", "There was", "Traceback", "Interrupting kernel")
+
+
+def nbgrader_errors(result: dict[str, Any]) -> str:
+    """Why an nbgrader API call failed, in a line: the exceptions its log names, else its
+    ERROR lines."""
+    text = (result.get("log") or "") + "\n" + (result.get("error") or "")
+    found = [f"{m.group(2).strip()} ({m.group(1)})" for m in map(_EXCEPTION_LINE.match,
+                                                                 text.splitlines())
+             if m and m.group(1) != "NbGraderException"]
+    if not found:
+        found = [line.split("ERROR]", 1)[1].strip() for line in text.splitlines()
+                 if "ERROR]" in line]
+        found = [line for line in found if line and not line.startswith(_NOISE)]
+    return "; ".join(dict.fromkeys(found)) or "nbgrader failed without saying why"
+
+
+def release(root: Path, out: Path | None = None) -> list[Path]:
+    """Generate the student notebooks of every assignment into ``out`` (default ``exercises/``).
+
+    nbgrader runs in a temporary copy of the course, so a failure leaves ``out`` as it was and
+    the course's gradebook is not touched. Returns the notebooks written.
+    """
+    out = Path(out) if out is not None else root / RELEASE
+    names = assignments(root)
+    with tempfile.TemporaryDirectory(prefix="gather-course-release-") as tmp:
+        work = Path(tmp)
+        shutil.copytree(root / SOURCE, work / SOURCE)
+        shutil.copy2(root / "nbgrader_config.py", work / "nbgrader_config.py")
+        with nbgrader_api(work) as api:
+            for name in names:
+                done = api.generate_assignment(name, force=True, create=True)
+                if not done["success"] or not (work / RELEASE / name).is_dir():
+                    raise GatherCourseError(f"nbgrader could not generate {name!r}: "
+                                            f"{nbgrader_errors(done)}")
+        out.mkdir(parents=True, exist_ok=True)
+        written = []
+        for name in names:
+            target = out / name
+            if target.exists():
+                shutil.rmtree(target)
+            shutil.copytree(work / RELEASE / name, target)
+            written += sorted(target.glob("*.ipynb"))
+    return written
+
+
+@dataclass
+class QuestionReport:
+    """One graded test cell of a checked notebook."""
+
+    grade_id: str
+    points: float
+    score: float
+    message: str
+
+    @property
+    def passed(self) -> bool:
+        return self.score == self.points
+
+
+def _is_ours(nb: Any) -> bool:
+    return isinstance(nb.metadata.get("gather_course"), dict) and any(
+        c.metadata.get("nbgrader", {}).get("grade") for c in nb.cells)
+
+
+def _error_message(cell: Any) -> str | None:
+    for output in cell.get("outputs", []):
+        if output.get("output_type") == "error":
+            ename, evalue = output.get("ename", "Error"), output.get("evalue", "").strip()
+            if ename == "AssertionError" and evalue:
+                return evalue
+            if ename == "KeyboardInterrupt":
+                return "the cell ran too long and was stopped (an endless loop?)."
+            return f"{ename}: {evalue}"
+    return None
+
+
+def check_notebook(path: str | Path, timeout: int = 60) -> list[QuestionReport]:
+    """Run a copy of a course notebook and report each graded test cell; the file is not written."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    path = Path(path)
+    if path.suffix != ".ipynb" or not path.is_file():
+        raise GatherCourseError(f"expected a notebook file (.ipynb), got {str(path)!r}.")
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same clear error
+        raise GatherCourseError(f"{path} is not a readable notebook: {exc}") from None
+    if not _is_ours(nb):
+        raise GatherCourseError(
+            f"{path} is not one of the course's exercise notebooks (no gather_course "
+            "metadata or graded test cells). Check a notebook from exercises/<assignment>/.")
+    from nbgrader.utils import compute_checksum    # (slow to import: only for our notebooks)
+
+    changed = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
+               if c.metadata.get("nbgrader", {}).get("locked")
+               and "checksum" in c.metadata["nbgrader"]
+               and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]}
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
+                            interrupt_on_timeout=True, record_timing=False,
+                            shutdown_kernel="immediate",
+                            resources={"metadata": {"path": str(path.parent.resolve())}})
+    client.execute(stderr=subprocess.DEVNULL)   # the kernel's own log is noise here
+    reports = []
+    present = set()
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if not meta.get("grade") or cell.cell_type != "code":
+            continue
+        gid, points = meta["grade_id"], float(meta.get("points", 0))
+        present.add(gid)
+        message = _error_message(cell)
+        if gid in changed:
+            message = ("this test cell was edited. Grading puts the original back, so this "
+                       "result does not count; undo your change to the cell.")
+        reports.append(QuestionReport(gid, points, 0.0 if message else points, message or ""))
+    for gid, points in nb.metadata["gather_course"].get("tests", {}).items():
+        if gid not in present:
+            reports.append(QuestionReport(gid, float(points), 0.0, "this test cell was deleted. "
+                                          "Grading puts it back; restore it to see your result."))
+    return reports
