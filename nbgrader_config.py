@@ -1,7 +1,27 @@
-"""nbgrader settings: solutions/ is the source, exercises/ the release (student versions)."""
+"""nbgrader settings: solutions/ is the source, exercises/ the release (student versions).
+
+Run nbgrader (or ``gather-course release`` / ``grade``) from this folder, the course root.
+"""
 
 c = get_config()  # noqa: F821 (provided by nbgrader)
 
 c.CourseDirectory.root = "."
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
+
+# Every student notebook starts with how to work it, check it and submit it.
+c.IncludeHeaderFooter.header = "solutions/header.ipynb"
+
+# A learner who deletes a test cell gets it back (and its points are graded as usual).
+c.OverwriteCells.add_missing_cells = True
+
+# A cell that runs longer than this is interrupted and its question scores 0.
+c.Execute.timeout = 60
+
+# Feedback shows neither the hidden tests nor the traceback lines that would quote them.
+c.GenerateFeedback.preprocessors = [
+    "nbgrader.preprocessors.GetGrades",
+    "gather_course.nbgrader_plugins.HideHiddenTestTracebacks",
+    "nbgrader.preprocessors.ClearHiddenTests",
+    "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
+]
