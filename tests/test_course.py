@@ -1,0 +1,232 @@
+"""The nbgrader course: its notebooks, the release, the hidden-test guard and `gather-course check`."""
+
+from __future__ import annotations
+
+import contextlib
+import filecmp
+import io
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+
+from gather_course import GatherCourseError, exercise, exercise_ids
+from gather_course._course import course_root, release
+from gather_course.cli import main
+from gather_course.questions import _check
+from gather_course.questions._grading import grade, tampered
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCES = sorted((ROOT / "solutions").glob("*/*.ipynb"))
+
+
+def _cells(path: Path):
+    nb = nbformat.read(path, 4)
+    return nb, [(c, c.metadata.get("nbgrader", {})) for c in nb.cells]
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    """``gather-course ARGS`` run from the course root, in this process (kernels are apart)."""
+    out, err = io.StringIO(), io.StringIO()
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(cwd)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+# ------------------------------------------------------------------ the source notebooks
+def test_every_question_of_the_bank_is_graded_once_in_two_or_three_per_assignment():
+    used = []
+    for path in SOURCES:
+        _, cells = _cells(path)
+        tests = [c.source.split('exercise("')[1].split('"')[0] for c, m in cells if m.get("grade")]
+        assert 2 <= len(tests) <= 3, (path, tests)
+        used += tests
+    assert sorted(used) == sorted(exercise_ids())
+    assert {p.parent.name for p in SOURCES} == {"basics", "nlp", "vision", "topk", "mae",
+                                               "friends"}
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
+def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
+    nb, cells = _cells(path)
+    tests = {}
+    for i, (cell, meta) in enumerate(cells):
+        if not meta.get("grade"):
+            continue
+        qid = cell.source.split('exercise("')[1].split('"')[0]
+        q = exercise(qid)
+        answer, answer_meta = cells[i - 1]
+        assert answer_meta.get("solution") and not answer_meta.get("locked")
+        assert answer.source.startswith(f"def {q.name}({q.args[0]}")
+        assert "### BEGIN SOLUTION" in answer.source
+        assert meta["locked"] and meta["points"] > 0 and meta["grade_id"] == f"test_{q.name}"
+        visible, hidden = cell.source.split("### BEGIN HIDDEN TESTS")
+        assert f'exercise("{qid}").check({q.name}).assert_passed()' in visible
+        assert f'grade("{qid}", {q.name})' in hidden and "### END HIDDEN TESTS" in hidden
+        tests[meta["grade_id"]] = meta["points"]
+    assert nb.metadata["gather_course"] == {"assignment": path.parent.name, "tests": tests}
+
+
+# ------------------------------------------------------------------ the release
+def test_release_regenerates_exercises_byte_identically(tmp_path):
+    written = release(course_root(ROOT), tmp_path)
+    assert {p.relative_to(tmp_path) for p in written} == \
+        {p.relative_to(ROOT / "exercises") for p in (ROOT / "exercises").glob("*/*.ipynb")}
+    for path in written:
+        committed = ROOT / "exercises" / path.relative_to(tmp_path)
+        assert filecmp.cmp(path, committed, shallow=False), \
+            f"{committed} differs from a fresh release: run `gather-course release`"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
+def test_student_notebooks_say_how_to_work_and_hide_solutions_and_hidden_tests(path):
+    student = ROOT / "exercises" / path.parent.name / path.name
+    text = student.read_text(encoding="utf-8")
+    nb = nbformat.read(student, 4)
+    first = nb.cells[0].source
+    assert "Generated file" in first and "gather-course check" in first and "Submit" in first
+    for secret in ("BEGIN SOLUTION", "HIDDEN TESTS", "_grading"):
+        assert secret not in text, secret
+    _, source_cells = _cells(path)
+    for cell, meta in source_cells:
+        if meta.get("solution"):
+            body = cell.source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
+            for line in (ln.strip() for ln in body.splitlines()):
+                if any(word in line for word in ("return ", ".gather(", "scatter")):
+                    assert line not in text, line      # the lines that give the answer away
+    answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    assert answers and all("raise NotImplementedError()" in c.source for c in answers)
+    assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
+
+
+def test_release_refuses_a_folder_that_is_not_the_course(tmp_path):
+    with pytest.raises(GatherCourseError, match="not the course root"):
+        course_root(tmp_path)
+    done = _cli("release", "--course", str(tmp_path))
+    assert done.returncode == 2 and "not the course root" in done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+# ------------------------------------------------------------------ the hidden-test guard
+def test_guard_sees_nothing_on_an_untouched_checker_and_grades_right_and_wrong():
+    assert tampered() == []
+    grade("basics.pick_per_row", lambda x, cols: torch.gather(x, 1, cols))
+    with pytest.raises(AssertionError, match="(?s)Hidden test.*wrong values"):
+        grade("basics.pick_per_row", lambda x, cols: torch.gather(x, 1, cols) + 1)
+
+
+@pytest.mark.parametrize("target, name, fake", [
+    (torch, "equal", lambda *a, **k: True),
+    (torch, "allclose", lambda *a, **k: True),
+    (torch, "isclose", lambda a, b, **k: torch.ones(a.shape, dtype=torch.bool)),
+    (torch.Tensor, "__eq__", lambda self, other: torch.ones(self.shape, dtype=torch.bool)),
+    (torch.Tensor, "all", lambda self, *a: torch.tensor(True)),
+    (_check.CheckResult, "assert_passed", lambda self: self),
+    (_check, "run_check", lambda *a: None),
+    (_check, "_compare_one", lambda *a: None),
+])
+def test_guard_refuses_to_grade_after_a_patch(monkeypatch, target, name, fake):
+    monkeypatch.setattr(target, name, fake)
+    assert tampered()
+    with pytest.raises(AssertionError, match="replaced parts of the checker"):
+        grade("basics.pick_per_row", lambda x, cols: x[:, :cols.shape[1]].clone())
+
+
+def test_guard_sees_a_code_swap_a_registry_swap_and_a_patch_made_inside_the_answer(monkeypatch):
+    monkeypatch.setattr(_check._compare_one, "__code__", (lambda *a: None).__code__)
+    assert any("_compare_one" in t for t in tampered())
+    monkeypatch.undo()
+    from gather_course.questions import _question
+    monkeypatch.setitem(_question._REGISTRY, "basics.pick_per_row", exercise("nlp.label_scores"))
+    assert any("_REGISTRY" in t for t in tampered())
+    monkeypatch.undo()
+
+    def sneaky(x, cols):
+        monkeypatch.setattr(torch, "equal", lambda *a, **k: True)
+        return torch.gather(x, 1, cols)
+    with pytest.raises(AssertionError, match="while your function ran"):
+        grade("basics.pick_per_row", sneaky)
+
+
+def test_a_tensor_subclass_cannot_fake_equality():
+    class Liar(torch.Tensor):
+        def __eq__(self, other):
+            return torch.ones(self.shape, dtype=torch.bool)
+
+    result = exercise("basics.pick_per_row").check(
+        lambda x, cols: torch.zeros(cols.shape).as_subclass(Liar))
+    assert not result.passed and result.tier == _check.WRONG_TYPE and "subclass" in result.headline
+
+
+# ------------------------------------------------------------------ gather-course check
+def test_check_passes_a_solution_and_fails_an_untouched_notebook(tmp_path):
+    done = _cli("check", str(SOURCES[0]))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every question passes" in done.stdout
+    student = tmp_path / "basics.ipynb"
+    shutil.copy2(ROOT / "exercises" / "basics" / "basics.ipynb", student)
+    before = student.read_bytes()
+    done = _cli("check", str(student))
+    assert done.returncode == 1
+    assert done.stdout.count("not attempted") == 3 and "0/8 points" in done.stdout
+    assert student.read_bytes() == before and list(tmp_path.iterdir()) == [student]
+
+
+def test_check_explains_wrong_answers_edited_and_deleted_tests_and_endless_loops(tmp_path):
+    nb = json.loads((ROOT / "exercises" / "basics" / "basics.ipynb").read_text())
+    cells = []
+    for cell in nb["cells"]:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if gid == "pick_per_row":
+            cell["source"] = "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)[..., None]"
+        elif gid == "gather_loop":
+            cell["source"] = "def gather_loop(input, dim, index):\n    while True:\n        pass"
+        elif gid == "test_reverse_index":
+            continue
+        elif gid == "test_pick_per_row":
+            cell["source"] += "\n# my note"
+        cells.append(cell)
+    nb["cells"] = cells
+    student = tmp_path / "mine.ipynb"
+    student.write_text(json.dumps(nb))
+    done = _cli("check", str(student), "--timeout", "5")
+    assert done.returncode == 1
+    out = done.stdout
+    assert "pick_per_row" in out and "this test cell was edited" in out
+    assert "ran too long" in out
+    assert "reverse_index" in out and "was deleted" in out and "0/8 points" in out
+
+
+def test_check_refuses_what_is_not_a_course_notebook(tmp_path):
+    lecture = sorted((ROOT / "notebooks").glob("*.ipynb"))[0]
+    done = _cli("check", str(lecture))
+    assert done.returncode == 2 and "not one of the course's exercise notebooks" in done.stderr
+    done = _cli("check", str(tmp_path / "missing.ipynb"))
+    assert done.returncode == 2 and "expected a notebook file" in done.stderr
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text("{")
+    done = _cli("check", str(broken))
+    assert done.returncode == 2 and "not a readable notebook" in done.stderr
+
+
+def test_grade_refuses_an_unknown_assignment_a_protected_csv_and_an_empty_class():
+    had_gradebook = (ROOT / "gradebook.db").exists()
+    done = _cli("grade", "nosuch")
+    assert done.returncode == 2 and "unknown assignment 'nosuch'" in done.stderr
+    assert "basics" in done.stderr
+    done = _cli("grade", "basics", "--csv", "exercises/scores.csv")
+    assert done.returncode == 2 and "must not be written into exercises/" in done.stderr
+    assert not (ROOT / "exercises" / "scores.csv").exists()
+    done = _cli("grade", "basics")
+    assert done.returncode == 2 and "no submissions of 'basics'" in done.stderr
+    assert (ROOT / "gradebook.db").exists() == had_gradebook
