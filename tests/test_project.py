@@ -98,3 +98,32 @@ def test_notebooks_import_the_package_rather_than_copying_it():
         assert "from gather_course import" in src
         assert "def gather_reference" not in src and "def diagnose" not in src
         assert "import *" not in src and "!wget" not in src
+
+
+LECTURES = {"01_basic_formula": "basics", "02_nlp_label_scores": "nlp",
+            "03_pixel_indexing": "vision", "04_topk_patch_selection": "topk",
+            "05_mae_random_masking": "mae", "06_gather_and_friends": "friends"}
+
+
+def test_six_lectures_each_with_your_turn_cells_a_summary_and_its_graded_exercise():
+    assert [p.stem for p in notebooks()] == list(LECTURES)
+    for path in notebooks():
+        nb = nbformat.read(path, as_version=4)
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        prose = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+        assert "torch.manual_seed(0)" in code and "default_device()" in code
+        assert "**After this lecture you can**" in prose and "## Summary" in prose
+        assert re.search(r'exercise\("[\w.]+"\)\.check\(', code), path.name
+        assert f"exercises/{LECTURES[path.stem]}/" in prose, path.name
+        assert "draw_gather(" in code, path.name
+
+
+def test_only_timing_cells_are_left_out_of_the_output_comparison():
+    for path in notebooks():
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "code":
+                continue
+            ignored = "nbval-ignore-output" in cell.metadata.get("tags", [])
+            times = bool(re.search(r"benchmark\.Timer|time\.(time|perf_counter)\(", cell.source))
+            assert ignored == times, f"{path.name}: {cell.source[:60]!r}"
+            assert ignored == cell.source.startswith("# timing"), path.name
