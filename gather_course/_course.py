@@ -20,7 +20,15 @@ from typing import Any, Iterator
 from ._errors import GatherCourseError
 
 SOURCE, RELEASE = "solutions", "exercises"
-_PROTECTED = (SOURCE, RELEASE, "submitted")
+PROTECTED = (SOURCE, RELEASE, "submitted")     # folders our commands never write into, except release
+
+
+def notebook_file(path: str | Path) -> Path:
+    """``path`` as an existing ``.ipynb`` file, or a clear error."""
+    path = Path(path)
+    if path.suffix != ".ipynb" or not path.is_file():
+        raise GatherCourseError(f"expected a notebook file (.ipynb), got {str(path)!r}.")
+    return path
 
 
 def course_root(path: str | Path = ".") -> Path:
@@ -157,9 +165,7 @@ def check_notebook(path: str | Path, timeout: int = 60) -> list[QuestionReport]:
     import nbformat
     from nbclient import NotebookClient
 
-    path = Path(path)
-    if path.suffix != ".ipynb" or not path.is_file():
-        raise GatherCourseError(f"expected a notebook file (.ipynb), got {str(path)!r}.")
+    path = notebook_file(path)
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same clear error

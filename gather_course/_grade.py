@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._course import RELEASE, SOURCE, known_assignment, nbgrader_api, nbgrader_errors
+from ._course import PROTECTED, SOURCE, known_assignment, nbgrader_api, nbgrader_errors
 from ._errors import GatherCourseError
 
 
@@ -33,12 +33,19 @@ def submissions(root: Path, assignment: str) -> list[str]:
     return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir())
 
 
+def _gradebook(root: Path) -> Any:
+    """The course's nbgrader gradebook (``gradebook.db`` in the root)."""
+    from nbgrader.api import Gradebook
+
+    return Gradebook(f"sqlite:///{root / 'gradebook.db'}")
+
+
 def _gradebook_knows(root: Path, assignment: str) -> bool:
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     if not (root / "gradebook.db").is_file():
         return False
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+    with _gradebook(root) as gb:
         try:
             return bool(gb.find_assignment(assignment).notebooks)
         except MissingEntry:
@@ -62,10 +69,10 @@ def _register(api: Any, root: Path, assignment: str) -> None:
 
 
 def _scores(root: Path, assignment: str, students: list[str]) -> dict[str, Outcome]:
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     found = {}
-    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+    with _gradebook(root) as gb:
         for student in students:
             try:
                 sub = gb.find_submission(assignment, student)
@@ -97,7 +104,7 @@ def grade_class(root: Path, assignment: str, csv_path: Path, timeout: int | None
     """
     known_assignment(root, assignment)
     csv_path = csv_path.resolve()
-    for folder in (SOURCE, RELEASE, "submitted"):
+    for folder in PROTECTED:
         if (root / folder).resolve() in csv_path.parents:
             raise GatherCourseError(f"the CSV must not be written into {folder}/; "
                                     f"got {csv_path}.")

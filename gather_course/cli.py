@@ -52,13 +52,12 @@ def execute_notebook(path: Path, timeout: int = 600) -> None:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    for name in args.paths:
-        path = Path(name)
-        if path.suffix != ".ipynb" or not path.is_file():
-            raise GatherCourseError(f"expected an existing .ipynb file, got {name!r}.")
-    for name in args.paths:
-        print(f"executing {name}", file=sys.stderr)
-        execute_notebook(Path(name))
+    from ._course import notebook_file
+
+    paths = [notebook_file(name) for name in args.paths]     # all checked before any runs
+    for path in paths:
+        print(f"executing {path}", file=sys.stderr)
+        execute_notebook(path)
     return 0
 
 

@@ -230,3 +230,24 @@ def test_grade_refuses_an_unknown_assignment_a_protected_csv_and_an_empty_class(
     done = _cli("grade", "basics")
     assert done.returncode == 2 and "no submissions of 'basics'" in done.stderr
     assert (ROOT / "gradebook.db").exists() == had_gradebook
+
+
+# ------------------------------------------------------------------ gather-course execute
+def test_execute_stores_outputs_only_and_checks_every_path_first(tmp_path):
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook(cells=[new_code_cell("import os\nos.environ['GATHER_COURSE_DEVICE']")])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    good = tmp_path / "good.ipynb"
+    nbformat.write(nb, good)
+    good.chmod(0o640)
+    before = good.read_bytes()
+    done = _cli("execute", str(good), str(tmp_path / "missing.ipynb"))
+    assert done.returncode == 2 and "expected a notebook file" in done.stderr
+    assert good.read_bytes() == before                       # nothing ran: a path was bad
+    assert _cli("execute", str(good)).returncode == 0
+    out = nbformat.read(good, 4).cells[0]
+    assert out.source == nb.cells[0].source and out.execution_count == 1
+    assert out.outputs[0]["data"]["text/plain"] == "'cpu'"   # run on the CPU
+    assert "execution" not in out.metadata and good.stat().st_mode & 0o777 == 0o640
