@@ -4,6 +4,7 @@
   gather-course release                  regenerate exercises/ from solutions/ (nbgrader)
   gather-course grade ASSIGNMENT         autograde submitted/*/ASSIGNMENT, write a CSV of scores
   gather-course execute NOTEBOOK...      re-run lecture/solution notebooks on CPU, store outputs
+  gather-course bench                    time gather against six other ways (CPU, and CUDA if any)
 """
 
 from __future__ import annotations
@@ -107,6 +108,40 @@ def _grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    import datetime
+
+    import torch
+
+    from .benchmark import _size, run_suite
+
+    devices = [args.device] if args.device else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    for device in devices:                           # every argument checked before any timing
+        try:
+            kind = torch.device(device).type
+        except RuntimeError:
+            raise GatherCourseError(f"--device takes a torch device such as cpu or cuda, "
+                                    f"got {device!r}.") from None
+        if kind == "cuda" and not torch.cuda.is_available():
+            raise GatherCourseError(f"--device {device} asks for CUDA, but torch "
+                                    f"{torch.__version__} sees no CUDA device here.")
+    sizes = args.sizes.split(",") if args.sizes else None
+    for size in sizes or []:
+        _size(size)
+    patterns = args.patterns.split(",")
+    if not set(patterns) <= {"per-row", "shared"}:
+        raise GatherCourseError(f"--patterns takes per-row, shared or both, got {args.patterns!r}.")
+    if args.repeats < 3:
+        raise GatherCourseError(f"--repeats must be at least 3 (a median of fewer is noise), "
+                                f"got {args.repeats}.")
+    print(f"gather-course bench, {datetime.date.today().isoformat()}\n")
+    for device in devices:
+        default = ["small", "medium", "large"] + (["xlarge"] if device.startswith("cuda") else [])
+        report = run_suite(sizes or default, device, patterns=patterns, repeats=args.repeats)
+        print(f"## {device}\n\n{report.to_markdown()}\n", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="gather-course", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -128,6 +163,14 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("execute", help="re-run lecture and solution notebooks on CPU, store outputs")
     p.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")
     p.set_defaults(func=_execute)
+    p = sub.add_parser("bench", help="time gather, a loop, indexing, take_along_dim, take, "
+                                     "index_select and a one-hot matmul (Markdown tables)")
+    p.add_argument("--device", help="cpu or cuda (default: the CPU, and CUDA when present)")
+    p.add_argument("--sizes", help="comma-separated: small, medium, large, xlarge or RxCxK "
+                                   "(default: small,medium,large; xlarge too on CUDA)")
+    p.add_argument("--patterns", default="per-row,shared", help="per-row, shared or both")
+    p.add_argument("--repeats", type=int, default=15, help="timed blocks per way (default 15)")
+    p.set_defaults(func=_bench)
     args = parser.parse_args(argv)
     try:
         return args.func(args)
