@@ -124,6 +124,7 @@ def test_only_timing_cells_are_left_out_of_the_output_comparison():
             if cell.cell_type != "code":
                 continue
             ignored = "nbval-ignore-output" in cell.metadata.get("tags", [])
-            times = bool(re.search(r"benchmark\.Timer|time\.(time|perf_counter)\(", cell.source))
+            times = bool(re.search(r"benchmark\.Timer|time\.(time|perf_counter)\(|"
+                                   r"\b(compare|measure|run_suite)\(", cell.source))
             assert ignored == times, f"{path.name}: {cell.source[:60]!r}"
             assert ignored == cell.source.startswith("# timing"), path.name
