@@ -1,0 +1,52 @@
+"""Run-wide pytest hooks: the GPU job's CUDA guard, and the time each part of the suite takes.
+
+GATHER_COURSE_REQUIRE_CUDA=1 (set by .ci/run-gpu) stops the run before any test unless the
+course's default device is CUDA, so a GPU job can never pass by quietly running on the CPU.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import defaultdict
+
+import pytest
+
+PARTS = (("grading", ("tests/test_grading_e2e.py",)),       # first match wins
+         ("notebooks", ("notebooks/", "solutions/")),
+         ("unit", ("",)))
+_seconds: dict[str, float] = defaultdict(float)
+_started = time.perf_counter()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if os.environ.get("GATHER_COURSE_REQUIRE_CUDA", "") not in ("", "0"):
+        import torch
+
+        from gather_course import default_device
+
+        if not torch.cuda.is_available():
+            raise pytest.UsageError(
+                f"GATHER_COURSE_REQUIRE_CUDA is set, but torch {torch.__version__} "
+                f"(CUDA build: {torch.version.cuda}) sees no CUDA device. A GPU run must "
+                "not pass on the CPU: check the driver (nvidia-smi) and the torch build.")
+        if default_device().type != "cuda":
+            raise pytest.UsageError(
+                f"GATHER_COURSE_REQUIRE_CUDA is set, but the course's default device is "
+                f"{default_device()} (GATHER_COURSE_DEVICE="
+                f"{os.environ.get('GATHER_COURSE_DEVICE')!r}). Unset GATHER_COURSE_DEVICE.")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    part = next(name for name, prefixes in PARTS
+                if report.nodeid.replace(os.sep, "/").startswith(prefixes))
+    _seconds[part] += report.duration                 # setup, call and teardown alike
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
+    if not _seconds:
+        return
+    parts = ", ".join(f"{name} {_seconds[name]:.1f} s" for name in ("unit", "notebooks", "grading")
+                      if name in _seconds)
+    terminalreporter.write_sep("=", "time by part")
+    terminalreporter.write_line(f"{parts}; whole run {time.perf_counter() - _started:.0f} s")

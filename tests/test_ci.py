@@ -1,0 +1,156 @@
+"""CI on CPU and GPU: the workflows run the README's commands, the GPU path can only fail
+without CUDA, and the stored outputs are the same on every device."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import yaml
+from nbval.plugin import get_sanitize_patterns
+
+from test_project import readme_command
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def workflow(name):
+    data = yaml.safe_load((WORKFLOWS / name).read_text())
+    data["on"] = data.pop(True, data.get("on"))          # YAML 1.1 reads the key `on` as True
+    return data
+
+
+def steps_run(job):
+    return [s["run"] for s in job["steps"] if "run" in s]
+
+
+def test_cpu_workflow_runs_ci_run_on_a_hosted_runner_with_a_pip_cache():
+    wf = workflow("ci.yml")
+    assert {"push", "pull_request"} <= set(wf["on"])
+    (job,) = wf["jobs"].values()
+    assert job["runs-on"] == "ubuntu-latest" and job["timeout-minutes"] <= 30
+    setup = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/setup-python"))
+    assert setup["with"]["cache"] == "pip"
+    assert ".ci/constraints.txt" in setup["with"]["cache-dependency-path"]
+    assert steps_run(job) == [".ci/run"]
+    assert job["env"]["PIP_EXTRA_INDEX_URL"].endswith("/whl/cpu")
+
+
+def test_gpu_workflow_runs_only_when_asked_on_a_gpu_runner():
+    wf = workflow("gpu.yml")
+    assert set(wf["on"]) == {"workflow_dispatch", "pull_request"}      # never on push
+    assert wf["on"]["pull_request"]["types"] == ["labeled"]
+    (job,) = wf["jobs"].values()
+    assert {"self-hosted", "gpu"} <= set(job["runs-on"])
+    assert "github.event.label.name == 'gpu'" in job["if"]
+    assert steps_run(job) == [".ci/run-gpu"]
+    text = (WORKFLOWS / "gpu.yml").read_text()
+    assert "PIP_CONSTRAINT" not in text and "GATHER_COURSE_DEVICE" not in text
+
+
+def script_lines(name):
+    return (ROOT / ".ci" / name).read_text().splitlines()
+
+
+def test_both_ci_scripts_install_and_test_with_the_readme_commands_and_check_the_install():
+    for name in ("run", "run-gpu"):
+        lines = script_lines(name)
+        assert os.access(ROOT / ".ci" / name, os.X_OK), name
+        setup, test = lines.index(readme_command("setup")), lines.index(readme_command("test"))
+        assert lines[setup + 1].startswith("python -m pip check") and test > setup + 1, name
+    gpu = "\n".join(script_lines("run-gpu"))
+    assert "export GATHER_COURSE_REQUIRE_CUDA=1" in gpu
+    assert "unset PIP_CONSTRAINT GATHER_COURSE_DEVICE" in gpu
+    assert gpu.index("nvidia-smi") < gpu.index(readme_command("setup"))
+
+
+def test_gpu_script_stops_before_installing_on_a_machine_without_nvidia_driver(tmp_path):
+    (tmp_path / ".ci").mkdir()
+    shutil.copy2(ROOT / ".ci" / "run-gpu", tmp_path / ".ci" / "run-gpu")
+    bin_dir = tmp_path / "bin"                        # a PATH with dirname, and no nvidia-smi
+    bin_dir.mkdir()
+    os.symlink(shutil.which("dirname"), bin_dir / "dirname")
+    r = subprocess.run([shutil.which("bash"), str(tmp_path / ".ci" / "run-gpu")],
+                       env={"PATH": str(bin_dir)}, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1
+    assert "nvidia-smi is not on PATH" in r.stderr and "docs/ci.md" in r.stderr
+    assert not (tmp_path / ".venv").exists()
+
+
+def run_pytest_collect(env_extra):
+    env = {**os.environ, **env_extra}
+    return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
+                           "tests/test_reference.py"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_required_cuda_run_refuses_to_start_on_the_cpu():
+    r = run_pytest_collect({"GATHER_COURSE_REQUIRE_CUDA": "1", "GATHER_COURSE_DEVICE": "cpu"})
+    assert r.returncode == 4                              # pytest's usage error: nothing ran
+    assert "GATHER_COURSE_REQUIRE_CUDA is set" in r.stderr + r.stdout
+    import torch
+
+    if not torch.cuda.is_available():
+        r = run_pytest_collect({"GATHER_COURSE_REQUIRE_CUDA": "1"})
+        assert r.returncode == 4 and "sees no CUDA device" in r.stderr + r.stdout
+
+
+def sanitize(text):
+    rules = get_sanitize_patterns((ROOT / "tests" / "nbval_sanitize.cfg").read_text())
+    for regex, replace in rules:
+        text = re.sub(regex, replace, text)
+    return text
+
+
+def test_sanitize_file_makes_cuda_reprs_read_like_cpu_ones():
+    import torch
+
+    pairs = [("tensor([1, 2])", "tensor([1, 2], device='cuda:0')"),
+             ("tensor([[0.5000]], dtype=torch.float64)",
+              "tensor([[0.5000]], device='cuda:0', dtype=torch.float64)"),
+             ("tensor(2., grad_fn=<SumBackward0>)", "tensor(2., device='cuda', grad_fn=<SumBackward0>)"),
+             ("tensor([], size=(0, 3), dtype=torch.int64)",
+              "tensor([], device='cuda:1', size=(0, 3), dtype=torch.int64)")]
+    for cpu, cuda in pairs:
+        assert sanitize(cuda) == sanitize(cpu) == cpu
+    assert repr(torch.tensor([[0.5]], dtype=torch.float64)) == pairs[1][0]
+    assert sanitize("<Figure at 0x7f3a2b4c5d60>") == "<Figure at 0xADDRESS>"
+
+
+def compared_text(cell):
+    """The outputs nbval compares for a cell, as text (images and tracebacks left out)."""
+    if "nbval-ignore-output" in cell.metadata.get("tags", []):
+        return ""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type in ("execute_result", "display_data"):
+            parts += [v for k, v in out.data.items() if k.startswith("text/")]
+        elif out.output_type == "error":
+            parts.append(out.evalue)
+    return "\n".join(parts)
+
+
+def test_compared_outputs_name_no_device():
+    paths = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*/*.ipynb"))
+    for path in paths:
+        for cell in nbformat.read(path, as_version=4).cells:
+            text = compared_text(cell)
+            assert not re.search(r"\b(cpu|cuda)\b|device\(type=", text, re.I), \
+                f"{path.name}: {cell.source[:60]!r} shows a device in a compared output: {text[:200]!r}"
+
+
+def test_environment_yml_builds_on_binder_as_it_stands():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    pip = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    # repo2docker copies the repository in before installing only when the pip section
+    # names a local path; `-e .` is one, and installs the course's package.
+    assert "-e ." in pip
+    assert "python=3.11" in env["dependencies"]          # repo2docker reads an exact x.y
+    assert env["channels"] == ["conda-forge"]
+    assert not (ROOT / "binder").exists() and not (ROOT / ".binder").exists()   # would win
