@@ -115,6 +115,14 @@ def test_a_skipped_way_is_listed_with_its_reason_not_as_a_number():
     assert "| one-hot matmul |" not in text
 
 
+def test_the_suite_reports_a_way_that_computes_something_else_instead_of_timing_it(monkeypatch):
+    monkeypatch.setitem(bm.WAYS, "rounded", lambda x, i: x.gather(1, i).half().float())
+    (part,) = bm.run_suite(["4x6x2"], "cpu", patterns=["per-row"], repeats=3).parts
+    assert "rounded" not in part.timings
+    assert part.skipped["rounded"] == ("not the same result as gather here "
+                                       "(same shape and dtype, different values)")
+
+
 @pytest.mark.parametrize("size", ["huge", "10x10", "0x5x5", "axbxc", (3, 4), (2, 3, -1)])
 def test_bad_sizes_say_what_a_size_is(size):
     with pytest.raises(GatherCourseError, match="a size is one of small, medium"):
