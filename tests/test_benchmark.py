@@ -56,6 +56,11 @@ def test_compare_refuses_a_candidate_that_computes_something_else():
         with pytest.raises(GatherCourseError, match="'wrong' does not compute the same tensor"):
             bm.compare({"gather": lambda: x.gather(1, i), "wrong": wrong},
                        baseline="gather", device="cpu", repeats=3)
+    listed = bm.compare({"gather": lambda: x.gather(1, i), "wrong": cases["values"]},
+                        baseline="gather", device="cpu", repeats=3, skip_mismatches=True)
+    assert list(listed.timings) == ["gather"]
+    assert listed.skipped == {"wrong": "not the same result as gather here "
+                                       "(same shape and dtype, different values)"}
     with pytest.raises(GatherCourseError, match="baseline must be one of"):
         bm.compare({"gather": lambda: x.gather(1, i)}, baseline="loop", device="cpu")
 
