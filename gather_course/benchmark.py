@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 
 from ._errors import GatherCourseError
-from .device import default_device
+from .device import _parse_device, default_device
 
 __all__ = ["SIZES", "WAYS", "Comparison", "SuiteReport", "Timing", "compare", "machine",
            "measure", "run_suite"]
@@ -51,6 +51,11 @@ class Timing:
     q3: float
     repeats: int
     number: int
+
+
+def _device(device: torch.device | str | None) -> torch.device:
+    """The device asked for (checked: it exists here), or the course's default device."""
+    return default_device() if device is None else _parse_device(str(device), "device")
 
 
 def _sync(device: torch.device) -> None:
@@ -78,7 +83,7 @@ def measure(fn: Callable[[], object], device: torch.device | str | None = None, 
     >>> measure(lambda: x * 2, "cpu").median < 1.0
     True
     """
-    device = torch.device(device) if device is not None else default_device()
+    device = torch.device(device) if device is not None else default_device()   # (for sync)
     if repeats < 3 or warmup < 1:
         raise GatherCourseError(f"measure needs warmup >= 1 and repeats >= 3, "
                                 f"got warmup={warmup}, repeats={repeats}.")
@@ -106,7 +111,7 @@ def _fmt_ratio(r: float) -> str:
 
 def machine(device: torch.device | str | None = None) -> str:
     """One line naming the device, the torch build and the CPU: where numbers came from."""
-    device = torch.device(device) if device is not None else default_device()
+    device = _device(device)
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -185,7 +190,7 @@ def compare(candidates: Mapping[str, Callable[[], torch.Tensor]], *, baseline: s
     >>> c.ratio("gather")
     1.0
     """
-    device = torch.device(device) if device is not None else default_device()
+    device = _device(device)
     if baseline not in candidates:
         raise GatherCourseError(f"baseline must be one of the candidates {list(candidates)}, "
                                 f"got {baseline!r}.")
@@ -278,7 +283,7 @@ def run_suite(sizes: Sequence[str | Sequence[int]] = ("small", "medium", "large"
     same columns (``index`` is one row expanded), where ``index_select`` means the same.
     Inputs are drawn on the CPU from ``seed`` and moved to ``device``.
     """
-    device = torch.device(device) if device is not None else default_device()
+    device = _device(device)
     bad = [p for p in patterns if p not in ("per-row", "shared")]
     if bad or not patterns:
         raise GatherCourseError(f"patterns are 'per-row' and 'shared', got {list(patterns)}.")

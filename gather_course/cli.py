@@ -114,17 +114,11 @@ def _bench(args: argparse.Namespace) -> int:
     import torch
 
     from .benchmark import _size, run_suite
+    from .device import _parse_device
 
     devices = [args.device] if args.device else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for device in devices:                           # every argument checked before any timing
-        try:
-            kind = torch.device(device).type
-        except RuntimeError:
-            raise GatherCourseError(f"--device takes a torch device such as cpu or cuda, "
-                                    f"got {device!r}.") from None
-        if kind == "cuda" and not torch.cuda.is_available():
-            raise GatherCourseError(f"--device {device} asks for CUDA, but torch "
-                                    f"{torch.__version__} sees no CUDA device here.")
+        _parse_device(device, "--device", "Leave --device out to time the CPU only.")
     sizes = args.sizes.split(",") if args.sizes else None
     for size in sizes or []:
         _size(size)

@@ -23,15 +23,20 @@ def default_device() -> torch.device:
     wanted = os.environ.get(ENV_VAR, "").strip()
     if not wanted:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return _parse_device(wanted, ENV_VAR, f"Unset it or use {ENV_VAR}=cpu.")
+
+
+def _parse_device(wanted: str, source: str, fix: str = "") -> torch.device:
+    """``wanted`` as a torch device that exists here; ``source`` and ``fix`` word the error."""
     try:
         device = torch.device(wanted)
     except RuntimeError:
         raise GatherCourseError(
-            f"{ENV_VAR} must name a torch device such as 'cpu' or 'cuda', got {wanted!r}."
+            f"{source} must name a torch device such as cpu or cuda, got {wanted!r}."
         ) from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise GatherCourseError(
-            f"{ENV_VAR}={wanted!r} asks for CUDA, but torch sees no CUDA device here "
-            f"(torch {torch.__version__}). Unset it or use {ENV_VAR}=cpu."
+            f"{source}={wanted!r} asks for CUDA, but torch {torch.__version__} sees no CUDA "
+            f"device here." + (f" {fix}" if fix else "")
         )
     return device
