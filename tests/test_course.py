@@ -30,6 +30,11 @@ def _cells(path: Path):
     return nb, [(c, c.metadata.get("nbgrader", {})) for c in nb.cells]
 
 
+def qid_of(test_cell) -> str:
+    """The question id a test cell checks: ``exercise("basics.pick_per_row").check(...)``."""
+    return test_cell.source.split('exercise("', 1)[1].split('"', 1)[0]
+
+
 def _cli(*args: str) -> subprocess.CompletedProcess:
     """``gather-course ARGS`` run from the course root, in this process (kernels are apart)."""
     out, err = io.StringIO(), io.StringIO()
@@ -48,7 +53,7 @@ def test_every_question_of_the_bank_is_graded_once_in_two_or_three_per_assignmen
     used = []
     for path in SOURCES:
         _, cells = _cells(path)
-        tests = [c.source.split('exercise("')[1].split('"')[0] for c, m in cells if m.get("grade")]
+        tests = [qid_of(c) for c, m in cells if m.get("grade")]
         assert 2 <= len(tests) <= 3, (path, tests)
         used += tests
     assert sorted(used) == sorted(exercise_ids())
@@ -63,7 +68,7 @@ def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
     for i, (cell, meta) in enumerate(cells):
         if not meta.get("grade"):
             continue
-        qid = cell.source.split('exercise("')[1].split('"')[0]
+        qid = qid_of(cell)
         q = exercise(qid)
         answer, answer_meta = cells[i - 1]
         assert answer_meta.get("solution") and not answer_meta.get("locked")

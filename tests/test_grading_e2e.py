@@ -23,10 +23,11 @@ import pytest
 
 from answers import WRONG
 from gather_course import exercise
+from gather_course._course import assignments
+from test_course import qid_of
 
 ROOT = Path(__file__).resolve().parents[1]
-ASSIGNMENTS = sorted(p.name for p in (ROOT / "solutions").iterdir()
-                     if p.is_dir() and any(p.glob("*.ipynb")))
+ASSIGNMENTS = assignments(ROOT)
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 CELL_TIMEOUT = 8
 
@@ -37,8 +38,7 @@ def _questions(nb) -> list[tuple[str, str, float]]:
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("grade"):
-            qid = cell.source.split('exercise("', 1)[1].split('"', 1)[0]
-            found.append((qid, meta["grade_id"].removeprefix("test_"), meta["grade_id"],
+            found.append((qid_of(cell), meta["grade_id"].removeprefix("test_"), meta["grade_id"],
                           float(meta["points"])))
     return found
 
