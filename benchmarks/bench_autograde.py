@@ -11,7 +11,6 @@ Both are medians of wall-clock seconds measured in this one run, on this machine
 from __future__ import annotations
 
 import argparse
-import platform
 import shutil
 import statistics
 import sys
@@ -20,7 +19,6 @@ import time
 from pathlib import Path
 
 import nbformat
-import torch
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
@@ -28,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gather_course._course import assignments, nbgrader_api  # noqa: E402
+from gather_course.benchmark import machine  # noqa: E402
 
 
 def bare_notebook_seconds(repeat: int) -> list[float]:
@@ -84,8 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     bare = statistics.median(bare_notebook_seconds(args.repeat))
     graded = autograde_seconds(args.repeat)
-    print(f"machine: {platform.machine()}, {platform.processor() or 'cpu'}, "
-          f"Python {platform.python_version()}, torch {torch.__version__}")
+    print(f"machine: {machine('cpu')}")
     print(f"bare notebook (import torch), median of {args.repeat}: {bare:.2f} s  (ratio 1.00)")
     print("| assignment | autograde one notebook (median s) | ratio to bare |")
     print("|---|---|---|")
