@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.font_manager import FontProperties
 from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.textpath import TextPath
 
 from ._errors import GatherCourseError
 from ._rules import effective_ndim, ensure_valid
@@ -17,30 +20,38 @@ from ._text import fmt_pos, fmt_value
 __all__ = ["draw_gather"]
 
 _MAX_SIDE = 12          # cells per row or column that stay readable
-_GAP = 1.5              # space between panels, in cells
-_UNREAD = "#f2f2f2"
+_GAP_PT = 56            # least space between panels, in points
+_SLICE_GAP = 0.6        # space between the slices of a 3-D tensor, in cells
+_UNREAD = "#e8e8e8"     # grey: an input cell nobody reads
+_VALUE_PT = 10          # cell values and panel titles, in points
+_SMALL_PT = 9           # source labels, slice labels, the dim label: readable at the default dpi
+_MIN_CELL_PT = 40       # a cell is at least this many points wide (0.55 inch)
+_PAD_PT = 10            # free space around the widest text of a cell
+_LINE = 1.25            # a line of text is this many times its font size high
+
+# tab10 without its grey (grey means "unread"), mixed 35 % with white so that black text
+# stays readable on every colour: nine hues told apart at a glance (the closest pair,
+# purple and pink, is 17 CIELAB units apart). Positions past the ninth reuse the hues,
+# hatched.
+_HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+         "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
+_HATCHES = ["", "///", "xx"]
 
 
-def _palette(n: int) -> list[Any]:
-    import matplotlib
-
-    names = ["Pastel1", "Set3", "Pastel2"]
-    colours = [c for name in names for c in matplotlib.colormaps[name].colors
-               if max(c[:3]) - min(c[:3]) > 0.05]          # no greys: grey means "unread"
-    if n <= len(colours):
-        return colours[:n]
-    hsv = matplotlib.colormaps["hsv"]
-    return [hsv(i / n) for i in range(n)]
+def _lighten(hex_colour: str, amount: float = 0.35) -> tuple[float, float, float]:
+    rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    return tuple(c + (1 - c) * amount for c in rgb)  # type: ignore[return-value]
 
 
-def _cells(t: torch.Tensor) -> dict[tuple[int, ...], tuple[int, int, int]]:
-    """Map each position of a 0-3-D tensor to (slice, row, column) in the drawing."""
-    shape = tuple(t.shape)
-    out = {}
-    for pos in itertools.product(*(range(s) for s in shape)):
-        padded = (0,) * (3 - len(pos)) + pos
-        out[pos] = padded
-    return out
+def _style(k: int) -> tuple[tuple[float, float, float], str]:
+    """Face colour and hatch for position ``k`` along the gather dim."""
+    return _lighten(_HUES[k % len(_HUES)]), _HATCHES[(k // len(_HUES)) % len(_HATCHES)]
+
+
+def _width_pt(text: str, size: float, bold: bool = False) -> float:
+    """The width of ``text`` in points, without drawing it."""
+    prop = FontProperties(size=size, weight="bold" if bold else "normal")
+    return TextPath((0, 0), text, prop=prop).get_extents().width
 
 
 def _grid_size(t: torch.Tensor) -> tuple[int, int, int]:
@@ -48,51 +59,75 @@ def _grid_size(t: torch.Tensor) -> tuple[int, int, int]:
     return shape[0], shape[1], shape[2]
 
 
-def _panel(ax: Axes, t: torch.Tensor, x0: float, title: str, colours: dict, texts: dict,
-           subtexts: dict | None = None) -> None:
-    slices, rows, cols = _grid_size(t)
-    y = 0.0
-    for s in range(slices):
+def _cells(t: torch.Tensor) -> dict[tuple[int, ...], tuple[int, int, int]]:
+    """Map each position of a 0-3-D tensor to (slice, row, column) in the drawing."""
+    return {pos: (0,) * (3 - len(pos)) + pos
+            for pos in itertools.product(*(range(s) for s in t.shape))}
+
+
+@dataclass
+class _Panel:
+    """One tensor drawn as a grid: its texts, the colour key of each cell, its place."""
+
+    t: torch.Tensor
+    title: str
+    texts: dict
+    keys: dict                          # position -> position along the gather dim (colour)
+    subtexts: dict = field(default_factory=dict)
+    x0: float = 0.0
+
+    @property
+    def size(self) -> tuple[int, int, int]:
+        return _grid_size(self.t)
+
+    @property
+    def height(self) -> float:
+        slices, rows, _ = self.size
+        return slices * (rows + _SLICE_GAP) - _SLICE_GAP
+
+    def extents(self, unit: float) -> tuple[float, float]:
+        """Cells this panel's texts reach left of its grid and right of it."""
+        slices, _, cols = self.size
+        over = max(0.0, (_width_pt(self.title, _VALUE_PT, True) / unit - cols) / 2)
+        left = over
         if slices > 1:
-            ax.text(x0 - 0.15, y + rows / 2, f"[{s}]", ha="right", va="center", fontsize=9,
-                    color="#555555")
-        y += rows + 0.6
-    for pos, (s, r, c) in _cells(t).items():
-        top = s * (rows + 0.6) + r
-        ax.add_patch(Rectangle((x0 + c, top), 1, 1, facecolor=colours.get(pos, _UNREAD),
-                               edgecolor="#444444", linewidth=1))
-        ax.text(x0 + c + 0.5, top + 0.45, texts[pos], ha="center", va="center", fontsize=10)
-        if subtexts:
-            ax.text(x0 + c + 0.5, top + 0.85, subtexts[pos], ha="center", va="center",
-                    fontsize=6, color="#333333")
-    ax.text(x0 + cols / 2, -0.35, title, ha="center", va="bottom", fontsize=10,
-            fontweight="bold")
+            left = max(left, 0.15 + _width_pt(f"[{slices - 1}]", _SMALL_PT) / unit)
+        return left, over
 
-
-def _dim_arrow(ax: Axes, input: torch.Tensor, d: int) -> None:
-    """An arrow along the gather dim of the input panel, labelled ``dim=d``."""
-    slices, rows, cols = _grid_size(input)
-    axis = d + 3 - effective_ndim(input)      # which of (slice, row, column) it is
-    height = slices * (rows + 0.6) - 0.6
-    if axis == 2:
-        start, end, label_xy = (0, height + 0.4), (cols, height + 0.4), (cols / 2, height + 0.9)
-    else:
-        span = (0, height) if axis == 0 else (0, rows)
-        start, end = (-1.1, span[0]), (-1.1, span[1])
-        label_xy = (-1.4, (span[0] + span[1]) / 2)
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12,
-                                 color="#c0392b", linewidth=1.5))
-    ax.text(*label_xy, f"dim={d}", color="#c0392b", fontsize=9, ha="center",
-            va="center", rotation=0 if axis == 2 else 90)
+    def draw(self, ax: Axes, unit: float) -> None:
+        slices, rows, cols = self.size
+        for s in range(slices):
+            if slices > 1:
+                ax.text(self.x0 - 0.15, s * (rows + _SLICE_GAP) + rows / 2, f"[{s}]",
+                        ha="right", va="center", fontsize=_SMALL_PT, color="#444444")
+        value_y = 0.36 if self.subtexts else 0.5
+        for pos, (s, r, c) in _cells(self.t).items():
+            top = s * (rows + _SLICE_GAP) + r
+            key = self.keys.get(pos)
+            face, hatch = _style(key) if key is not None else (_UNREAD, "")
+            ax.add_patch(Rectangle((self.x0 + c, top), 1, 1, facecolor=face, hatch=hatch,
+                                   edgecolor="#444444", linewidth=1))
+            box = dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85)
+            ax.text(self.x0 + c + 0.5, top + value_y, self.texts[pos], ha="center",
+                    va="center", fontsize=_VALUE_PT, bbox=box if hatch else None)
+            if self.subtexts:
+                ax.text(self.x0 + c + 0.5, top + 0.77, self.subtexts[pos], ha="center",
+                        va="center", fontsize=_SMALL_PT, color="#222222",
+                        bbox=box if hatch else None)
+        ax.text(self.x0 + cols / 2, -0.3, self.title, ha="center", va="bottom",
+                fontsize=_VALUE_PT, fontweight="bold")
 
 
 def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
                 ax: Axes | None = None) -> Figure:
     """Draw input, index and ``out = torch.gather(input, dim, index)`` side by side.
 
-    Each output cell has the colour of the input cell it reads (unread input cells
-    stay grey) and names that cell under its value; the index cell that chose it has
-    the same colour. 3-D tensors are drawn as slices along dim 0, stacked.
+    The colour of a cell is a position along ``dim``: an index cell has the colour of
+    its value, an output cell the colour of the input cell it reads, and that input
+    cell the same colour (input cells nobody reads stay grey). Under each output value
+    is the input position it was read from (``in[1][1]``; ``in[0,2,1]`` for 3-D).
+    3-D tensors are drawn as slices along dim 0, stacked. Without ``ax`` the figure is
+    sized so that every label is at least 9 pt and none overlaps another.
     Returns the Figure; never shows it.
 
     >>> fig = draw_gather(torch.tensor([[10, 20, 30], [40, 50, 60]]), 1,
@@ -119,37 +154,197 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
         src = list(pos) if idx.dim() else [0]
         src[d] = int(idx[pos])
         sources[pos] = tuple(src) if inp.dim() else ()
-    read = sorted(set(sources.values()))
-    colour_of = dict(zip(read, _palette(len(read))))
-
+    key = {p: (s[d] if s else 0) for p, s in sources.items()}     # the position along dim
     out = torch.gather(inp, d, idx)
-    in_cols = _grid_size(inp)[2]
-    ix_cols = _grid_size(idx)[2]
-    x_index = in_cols + _GAP
-    x_out = x_index + ix_cols + _GAP
 
+    def source_label(s: tuple[int, ...]) -> str:
+        return f"in{fmt_pos(s)}" if len(s) < 3 else f"in[{','.join(map(str, s))}]"
+
+    panels = [
+        _Panel(inp, f"input {list(inp.shape)}", {p: fmt_value(inp[p]) for p in _cells(inp)},
+               {s: (s[d] if s else 0) for s in sources.values()}),
+        _Panel(idx, f"index {list(idx.shape)}", {p: fmt_value(idx[p]) for p in _cells(idx)}, key),
+        _Panel(out, f"out (dim={dim})", {p: fmt_value(out[p]) for p in _cells(out)}, key,
+               {p: source_label(s) for p, s in sources.items()}),
+    ]
+
+    # One cell is `unit` points wide: wide enough for its widest text.
+    unit = max([_MIN_CELL_PT]
+               + [_width_pt(t, _VALUE_PT) + _PAD_PT for p in panels for t in p.texts.values()]
+               + [_width_pt(t, _SMALL_PT) + _PAD_PT for p in panels for t in p.subtexts.values()])
+    small_h = _LINE * _SMALL_PT / unit                 # a line of small text, in cells
+    title_h = _LINE * _VALUE_PT / unit
+
+    # The dim arrow beside (or below) the input grid, and where the panels go.
+    slices, rows, cols = _grid_size(inp)
+    axis = d + 3 - effective_ndim(inp)                  # which of (slice, row, column) it is
+    left, _ = panels[0].extents(unit)
+    if axis == 2:
+        arrow_y = panels[0].height + 0.35
+    else:
+        arrow_x = -(left + 0.35)
+        label_x = arrow_x - 0.2 - small_h / 2
+        left = -(label_x - small_h / 2)
+    x = 0.0
+    for prev, panel in zip(panels, panels[1:]):
+        _, right = prev.extents(unit)
+        x += prev.size[2] + max(_GAP_PT / unit, right + 0.6 + panel.extents(unit)[0])
+        panel.x0 = x
+
+    own = ax is None
+    if own:
+        ax = Figure().add_axes((0, 0, 1, 1))
+    for panel in panels:
+        panel.draw(ax, unit)
+    if axis == 2:
+        ax.add_patch(FancyArrowPatch((0, arrow_y), (cols, arrow_y), arrowstyle="-|>",
+                                     mutation_scale=12, color="#c0392b", linewidth=1.5))
+        ax.text(cols / 2, arrow_y + 0.2, f"dim={d}", color="#c0392b", fontsize=_SMALL_PT,
+                ha="center", va="top")
+        bottom = max(max(p.height for p in panels), arrow_y + 0.2 + small_h)
+    else:
+        span = (0, panels[0].height) if axis == 0 else (0, rows)
+        ax.add_patch(FancyArrowPatch((arrow_x, span[0]), (arrow_x, span[1]), arrowstyle="-|>",
+                                     mutation_scale=12, color="#c0392b", linewidth=1.5))
+        ax.text(label_x, sum(span) / 2, f"dim={d}", color="#c0392b", fontsize=_SMALL_PT,
+                ha="center", va="center", rotation=90)
+        bottom = max(p.height for p in panels)
+
+    x_min = -left - 0.25
+    x_max = panels[2].x0 + panels[2].size[2] + panels[2].extents(unit)[1] + 0.25
+    y_min = -0.3 - title_h - 0.25
+    y_max = bottom + 0.25
+    ax.set_xlim(x_min, x_max)
+    ax.set_ylim(y_max, y_min)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    if own:                                             # the axes fill the figure: one cell = unit
+        ax.figure.set_size_inches((x_max - x_min) * unit / 72, (y_max - y_min) * unit / 72)
+    return ax.figure
+
+
+# --- gather's gradient: each grad_out value flows back to the cell it was read from ------
+
+_GRAD_HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+              "#8c564b", "#e377c2", "#bcbd22", "#17becf"]     # tab10 without its grey
+_GRAD_CELL_IN = 0.6      # inches per cell
+_GRAD_GAP = 1.7          # room for the arrows between grad_out and grad_input, in cells
+_GRAD_SEP = 1.1          # space between one line's pair of strips and the next, in cells
+
+
+def _grad_colour(k: int, white: float) -> tuple[float, float, float]:
+    """Hue ``k`` mixed with white (``white`` 0: the hue itself, 1: white)."""
+    h = _GRAD_HUES[k % len(_GRAD_HUES)]
+    rgb = [int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    return tuple(c + (1 - c) * white for c in rgb)  # type: ignore[return-value]
+
+
+def _grad_cell(ax: Axes, x: float, y: float, face: Any, text: str, sub: str) -> None:
+    ax.add_patch(Rectangle((x, y), 1, 1, facecolor=face, edgecolor="#444444", linewidth=1))
+    ax.text(x + 0.5, y + (0.4 if sub else 0.5), text, ha="center", va="center", fontsize=10)
+    if sub:
+        ax.text(x + 0.5, y + 0.8, sub, ha="center", va="center", fontsize=7, color="#222222")
+
+
+def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
+                     input_shape: tuple[int, ...] | torch.Size,
+                     ax: Axes | None = None) -> Figure:
+    """Draw gather's backward: every ``grad_out`` value is added to the cell it was read from.
+
+    ``grad_input = zeros(input_shape).scatter_add(dim, index, grad_out)``. The drawing
+    takes one line along ``dim`` at a time (a row for ``dim=1`` of a 2-D tensor): the
+    line of ``grad_out`` above, the same line of ``grad_input`` below, and an arrow from
+    each ``grad_out`` cell to the cell its index names, in that cell's colour. A cell
+    reached twice or more shows the sum and its terms; one never reached stays grey at 0.
+    1-D to 3-D, at most 12 cells along ``dim`` and 8 lines. Returns the Figure; never
+    shows it.
+
+    >>> fig = draw_gather_grad(torch.tensor([[1., 2., 3.]]), 1,
+    ...                        torch.tensor([[0, 0, 2]]), (1, 4))
+    """
+    if not isinstance(grad_out, torch.Tensor) or not isinstance(index, torch.Tensor):
+        raise GatherCourseError("grad_out and index must be tensors, got "
+                                f"{type(grad_out).__name__} and {type(index).__name__}.")
+    try:
+        shape = tuple(int(s) for s in input_shape)
+    except (TypeError, ValueError):
+        raise GatherCourseError("input_shape must be a tuple of ints or a torch.Size, got "
+                                f"{input_shape!r}.") from None
+    if not 1 <= len(shape) <= 3:
+        raise GatherCourseError(f"draw_gather_grad draws 1-D to 3-D tensors; input_shape "
+                                f"is {list(shape)}.")
+    ensure_valid(torch.empty(shape), dim, index.detach().cpu(),
+                 "cannot draw the gradient of a call torch.gather rejects")
+    if grad_out.shape != index.shape:
+        raise GatherCourseError(
+            f"grad_out has shape {list(grad_out.shape)} but index has {list(index.shape)}: "
+            "grad_out is the gradient of gather's output, which has index's shape.")
+    if ax is not None and not isinstance(ax, Axes):
+        raise GatherCourseError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}.")
+
+    d = int(dim) % len(shape)
+    g = grad_out.detach().cpu()
+    idx = index.detach().cpu().long()
+    grad_in = torch.zeros(shape, dtype=g.dtype).scatter_add(d, idx, g)
+    others = [range(s) for k, s in enumerate(shape) if k != d]
+    lines = list(itertools.product(*others))          # one line along dim per other position
+    n_out, n_in = idx.shape[d], shape[d]
+    if len(lines) > 8 or max(n_out, n_in) > 12:
+        raise GatherCourseError(
+            f"{len(lines)} lines of up to {max(n_out, n_in)} cells along dim {d}: too many "
+            "to draw readably (at most 8 lines of 12). Draw a small example.")
+
+    def full(line: tuple[int, ...], j: int) -> tuple[int, ...]:
+        return line[:d] + (j,) + line[d:]
+
+    def name(line: tuple[int, ...]) -> str:
+        parts = [str(p) for p in line]
+        parts.insert(d, ":")
+        return "[" + ", ".join(parts) + "]"
+
+    labels = [f"grad_input{name(line)}" for line in lines]
+    left = 0.13 * max(len(s) for s in labels) + 0.5         # room for the line labels
+    pair = 2 + _GRAD_GAP                                     # a grad_out strip, gap, grad_input
+    height = len(lines) * (pair + _GRAD_SEP) - _GRAD_SEP
+    width = max(n_out, n_in)
     if ax is None:
-        width = x_out + ix_cols + 1
-        height = max(_grid_size(inp)[0] * (_grid_size(inp)[1] + 0.6),
-                     _grid_size(idx)[0] * (_grid_size(idx)[1] + 0.6)) + 1.5
-        fig = Figure(figsize=(min(0.55 * width + 0.6, 14), min(0.55 * height + 0.6, 10)))
-        ax = fig.add_subplot()
-    _panel(ax, inp, 0, f"input {list(inp.shape)}",
-           {p: colour_of[p] for p in read},
-           {p: fmt_value(inp[p]) for p in _cells(inp)})
-    _panel(ax, idx, x_index, f"index {list(idx.shape)}",
-           {p: colour_of[s] for p, s in sources.items()},
-           {p: fmt_value(idx[p]) for p in _cells(idx)})
-    _panel(ax, out, x_out, f"out (dim={dim})",
-           {p: colour_of[s] for p, s in sources.items()},
-           {p: fmt_value(out[p]) for p in _cells(out)},
-           {p: f"in{fmt_pos(s)}" if len(s) < 3 else ",".join(map(str, s))
-            for p, s in sources.items()})
-    _dim_arrow(ax, inp, d)
-
-    ax.set_xlim(-1.8, x_out + ix_cols + 0.3)
-    bottom = max(_grid_size(t)[0] * (_grid_size(t)[1] + 0.6) for t in (inp, idx)) + 0.8
-    ax.set_ylim(bottom, -1.0)
+        fig = Figure(figsize=(min(_GRAD_CELL_IN * (left + width + 0.4), 14),
+                              min(_GRAD_CELL_IN * (height + 2.2), 12)))
+        ax = fig.add_axes((0, 0, 1, 1))
+    in_index = {tuple(p) for p in itertools.product(*(range(s) for s in idx.shape))}
+    for k, line in enumerate(lines):
+        y_out = k * (pair + _GRAD_SEP)
+        y_in = y_out + 1 + _GRAD_GAP
+        sources: dict[int, list[int]] = {}               # input position along dim: j's
+        for j in range(n_out):
+            if full(line, j) in in_index:
+                sources.setdefault(int(idx[full(line, j)]), []).append(j)
+        hue = {c: h for h, c in enumerate(sorted(sources))}
+        ax.text(-0.25, y_out + 0.5, f"grad_out{name(line)}", ha="right", va="center",
+                fontsize=9)
+        ax.text(-0.25, y_in + 0.5, labels[k], ha="right", va="center", fontsize=9)
+        if not sources:
+            ax.text(0, y_out + 0.5, "(index has no cells on this line: no gradient)",
+                    ha="left", va="center", fontsize=8, color="#555555")
+        for c, js in sources.items():
+            for j in js:
+                _grad_cell(ax, j, y_out, _grad_colour(hue[c], 0.55),
+                           fmt_value(g[full(line, j)]), f"to [{c}]")
+                ax.add_patch(FancyArrowPatch(
+                    (j + 0.5, y_out + 1.02), (c + 0.5, y_in - 0.02), arrowstyle="-|>",
+                    mutation_scale=11, linewidth=1.4, shrinkA=0, shrinkB=0,
+                    color=_grad_colour(hue[c], 0.0)))
+        for c in range(n_in):
+            js = sources.get(c, [])
+            terms = "+".join(fmt_value(g[full(line, j)]) for j in js)
+            _grad_cell(ax, c, y_in, _grad_colour(hue[c], 0.55) if js else "#e8e8e8",
+                       fmt_value(grad_in[full(line, c)]),
+                       (terms if len(terms) <= 9 else f"{len(js)} terms") if len(js) > 1 else "")
+    ax.text(width / 2, -0.35, f"gather(dim={dim}) backward: "
+            f"grad_input = zeros.scatter_add({dim}, index, grad_out)",
+            ha="center", va="bottom", fontsize=10, fontweight="bold")
+    ax.set_xlim(-left, width + 0.4)
+    ax.set_ylim(height + 0.4, -1.8)
     ax.set_aspect("equal")
     ax.axis("off")
     return ax.figure

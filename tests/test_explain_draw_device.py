@@ -1,5 +1,8 @@
 """explain, draw_gather and default_device."""
 
+import itertools
+import math
+
 import matplotlib
 import pytest
 import torch
@@ -64,6 +67,33 @@ def test_draw_returns_figure_and_ties_output_colours_to_input():
     assert colour(inp[1]) == colour(inp[5]) != colour(inp[0])
     texts = {t.get_text() for t in ax.texts}
     assert {"dim=1", "in[1][1]", "50", "40"} <= texts
+
+
+def _lab(rgb):
+    """sRGB (0-1) to CIELAB, D65: distances in it follow what the eye tells apart."""
+    lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
+    xyz = [sum(m * c for m, c in zip(row, lin)) for row in
+           ((0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505))]
+    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+         for t in (xyz[0] / 0.95047, xyz[1], xyz[2] / 1.08883)]
+    return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
+
+
+def test_draw_colours_are_told_apart_and_labels_are_readable():
+    # 12 positions along dim: 12 different looks, the hues far apart, no text under 9 pt
+    fig = draw_gather(torch.arange(144).reshape(12, 12), 1, torch.arange(12).repeat(12, 1))
+    ax = fig.axes[0]
+    first_index_row = cells(ax)[144:156]
+    looks = {(tuple(r.get_facecolor()), r.get_hatch()) for r in first_index_row}
+    assert len(looks) == 12
+    hues = {tuple(r.get_facecolor()[:3]) for r in first_index_row if not r.get_hatch()}
+    assert len(hues) == 9
+    closest = min(math.dist(_lab(a), _lab(b)) for a, b in itertools.combinations(hues, 2))
+    assert closest > 15, closest                    # the old pastel palette: 6.4
+    assert min(t.get_fontsize() for t in ax.texts) >= 9
+    # every cell of input column k is read by an index value k: all have that colour
+    assert {tuple(r.get_facecolor()) for r in cells(ax)[0:144:12]} == {
+        tuple(first_index_row[0].get_facecolor())}
 
 
 def test_draw_uses_given_axes():

@@ -1,0 +1,164 @@
+"""The pictures: every stored figure is shown once, and draw_gather's text stays readable.
+
+Two checks, each tried first on a deliberately bad case so that it is known to fail:
+
+- no cell of a lecture notebook stores the same PNG twice (a helper that returns a figure
+  which inline display also draws), and no PNG is stored in two cells unless listed in
+  ``SAME_PICTURE_ON_PURPOSE``;
+- every drawing of ``draw_gather`` keeps its text inside its axes, at 9 pt or more, and no
+  two labels overlap (measured with matplotlib's own text extents after a draw).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import itertools
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from gather_course import draw_gather
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+
+# (notebook name, cell id) pairs whose picture may repeat one stored elsewhere: none so far.
+SAME_PICTURE_ON_PURPOSE: set[tuple[str, str]] = set()
+
+
+# -- stored pictures -----------------------------------------------------------------------
+
+def png_hashes(cell: nbformat.NotebookNode) -> list[str]:
+    """The SHA-256 of every image/png output of a code cell, in order."""
+    return [hashlib.sha256(base64.b64decode(out["data"]["image/png"])).hexdigest()
+            for out in cell.get("outputs", [])
+            if "data" in out and "image/png" in out["data"]]
+
+
+def picture_problems(nb: nbformat.NotebookNode, name: str = "nb") -> list[str]:
+    """Cells that store one picture twice, and pictures stored in two cells."""
+    problems, first_seen = [], {}
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        hashes = png_hashes(cell)
+        if len(set(hashes)) < len(hashes):
+            problems.append(f"{name} cell {cell.get('id')}: the same picture stored "
+                            f"{len(hashes) - len(set(hashes)) + 1} times (drawn twice)")
+        for h in dict.fromkeys(hashes):
+            if h in first_seen and (name, cell.get("id")) not in SAME_PICTURE_ON_PURPOSE:
+                problems.append(f"{name} cell {cell.get('id')}: same picture as cell "
+                                f"{first_seen[h]}")
+            first_seen.setdefault(h, cell.get("id"))
+    return problems
+
+
+def _png_output(data: bytes, kind: str = "display_data") -> nbformat.NotebookNode:
+    out = {"output_type": kind, "metadata": {},
+           "data": {"image/png": base64.b64encode(data).decode(), "text/plain": "<Figure>"}}
+    if kind == "execute_result":
+        out["execution_count"] = 1
+    return nbformat.from_dict(out)
+
+
+def test_the_picture_check_catches_a_figure_drawn_twice_and_a_repeated_picture():
+    nb = nbformat.v4.new_notebook()
+    twice = nbformat.v4.new_code_cell("show()", id="a")
+    twice.outputs = [_png_output(b"one", "execute_result"), _png_output(b"one")]
+    again = nbformat.v4.new_code_cell("show()", id="b")
+    again.outputs = [_png_output(b"one")]
+    other = nbformat.v4.new_code_cell("show()", id="c")
+    other.outputs = [_png_output(b"two")]
+    nb.cells = [twice, again, other]
+    problems = picture_problems(nb)
+    assert len(problems) == 2
+    assert "cell a: the same picture stored 2 times" in problems[0]
+    assert "cell b: same picture as cell a" in problems[1]
+    nb.cells = [other]
+    assert picture_problems(nb) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_no_lecture_stores_a_picture_twice(path):
+    assert picture_problems(nbformat.read(path, as_version=4), path.stem) == []
+
+
+# -- text inside its axes, readable, not overlapping ------------------------------------------
+
+def text_problems(fig: Figure, min_pt: float = 9.0) -> list[str]:
+    """Texts of ``fig`` that leave their axes, are smaller than ``min_pt`` or overlap."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    problems = []
+    for ax in fig.axes:
+        frame = ax.get_window_extent(renderer)
+        texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        for t, box in zip(texts, boxes):
+            if t.get_fontsize() < min_pt:
+                problems.append(f"{t.get_text()!r} is {t.get_fontsize()} pt")
+            if (box.x0 < frame.x0 - 0.5 or box.x1 > frame.x1 + 0.5
+                    or box.y0 < frame.y0 - 0.5 or box.y1 > frame.y1 + 0.5):
+                problems.append(f"{t.get_text()!r} leaves the axes")
+        for (t1, b1), (t2, b2) in itertools.combinations(zip(texts, boxes), 2):
+            overlap_x = min(b1.x1, b2.x1) - max(b1.x0, b2.x0)
+            overlap_y = min(b1.y1, b2.y1) - max(b1.y0, b2.y0)
+            if overlap_x > 0.5 and overlap_y > 0.5:
+                problems.append(f"{t1.get_text()!r} overlaps {t2.get_text()!r}")
+    return problems
+
+
+def test_the_text_check_catches_overlap_small_text_and_text_outside():
+    fig = Figure(figsize=(3, 2))
+    ax = fig.add_subplot()
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.text(0.5, 0.5, "in[0][0]", fontsize=10)
+    ax.text(0.52, 0.5, "in[1][1]", fontsize=10)      # on top of the first
+    ax.text(0.1, 0.1, "tiny", fontsize=6)
+    ax.text(1.2, 0.5, "outside", fontsize=10)
+    problems = text_problems(fig)
+    assert "'in[0][0]' overlaps 'in[1][1]'" in problems
+    assert "'tiny' is 6.0 pt" in problems
+    assert "'outside' leaves the axes" in problems
+    assert len(problems) == 3
+
+
+def test_the_text_check_catches_a_drawing_squeezed_into_a_small_axes():
+    fig = Figure(figsize=(3, 1.5))                   # far too small for a 3-D drawing
+    draw_gather(torch.arange(24).reshape(2, 3, 4), 1, torch.zeros(2, 2, 4, dtype=torch.long),
+                ax=fig.add_subplot())
+    assert any("overlaps" in p for p in text_problems(fig))
+
+
+CALLS = {
+    "1-D": (torch.arange(5), 0, torch.tensor([4, 0, 2])),
+    "1-D single": (torch.tensor([7]), 0, torch.tensor([0, 0, 0])),
+    "2-D dim=1": (torch.tensor([[10, 20, 30], [40, 50, 60]]), 1, torch.tensor([[0, 2], [1, 0]])),
+    "2-D dim=0": (torch.arange(12).reshape(3, 4), 0, torch.tensor([[2, 0, 1, 2]])),
+    "2-D dim=-1 one column": (torch.arange(6).reshape(3, 2), -1, torch.tensor([[1], [0], [1]])),
+    "2-D floats": (torch.linspace(-1, 1, 12).reshape(3, 4), 1, torch.tensor([[3, 0], [1, 1], [2, 0]])),
+    "3-D dim=0": (torch.arange(24).reshape(2, 3, 4), 0, torch.tensor([[[1, 0, 1, 0]]])),
+    "3-D dim=1": (torch.arange(24).reshape(2, 3, 4), 1,
+                  torch.tensor([[[0] * 4, [2] * 4], [[0] * 4, [2] * 4]])),
+    "3-D dim=2": (torch.arange(24).reshape(2, 3, 4), 2, torch.tensor([[[3], [0]], [[1], [2]]])),
+    "3-D flattened map (lecture 03)": (torch.arange(12).reshape(1, 2, 6), 2,
+                                       torch.tensor([[[5, 1], [5, 1]]])),
+    "3-D patches (lecture 04)": (torch.arange(24).reshape(1, 6, 4), 1,
+                                 torch.tensor([[4, 1]]).unsqueeze(-1).expand(-1, -1, 4)),
+    "3-D tall (lecture 05)": (torch.arange(32).reshape(1, 8, 4), 1,
+                              torch.tensor([[5, 2]]).unsqueeze(-1).expand(-1, -1, 4)),
+    "12 x 12, hatched colours": (torch.arange(144).reshape(12, 12), 1,
+                                 torch.arange(12).repeat(12, 1)),
+}
+
+
+@pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
+def test_every_drawing_keeps_its_text_readable_inside_and_apart(call):
+    assert text_problems(draw_gather(*call)) == []
