@@ -13,7 +13,7 @@ out[1][0] = input[1][index[1][0]] = input[1][1] = 50
 from ._errors import GatherCourseError
 from .device import default_device
 from .diagnose import diagnose
-from .draw import draw_gather
+from .draw import draw_gather, draw_gather_grad
 from .explain import explain
 from .questions import exercise, exercise_ids
 from .reference import gather_reference
@@ -23,6 +23,7 @@ __all__ = [
     "default_device",
     "diagnose",
     "draw_gather",
+    "draw_gather_grad",
     "exercise",
     "exercise_ids",
     "explain",

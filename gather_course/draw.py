@@ -227,9 +227,9 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
 
 _GRAD_HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
               "#8c564b", "#e377c2", "#bcbd22", "#17becf"]     # tab10 without its grey
-_GRAD_CELL_IN = 0.6      # inches per cell
-_GRAD_GAP = 1.7          # room for the arrows between grad_out and grad_input, in cells
-_GRAD_SEP = 1.1          # space between one line's pair of strips and the next, in cells
+_GRAD_GAP = 1.4          # room for the arrows between grad_out and grad_input, in cells
+_GRAD_SEP = 0.8          # space between one line's pair of strips and the next, in cells
+_GRAD_PT = (10, 9)       # font sizes: values and titles, then everything else
 
 
 def _grad_colour(k: int, white: float) -> tuple[float, float, float]:
@@ -239,11 +239,24 @@ def _grad_colour(k: int, white: float) -> tuple[float, float, float]:
     return tuple(c + (1 - c) * white for c in rgb)  # type: ignore[return-value]
 
 
+def _grad_text_pt(text: str, size: float, bold: bool = False) -> float:
+    """The width of ``text`` in points, measured without drawing it."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    if not text:
+        return 0.0
+    prop = FontProperties(size=size, weight="bold" if bold else "normal")
+    return TextPath((0, 0), text, prop=prop).get_extents().width
+
+
 def _grad_cell(ax: Axes, x: float, y: float, face: Any, text: str, sub: str) -> None:
     ax.add_patch(Rectangle((x, y), 1, 1, facecolor=face, edgecolor="#444444", linewidth=1))
-    ax.text(x + 0.5, y + (0.4 if sub else 0.5), text, ha="center", va="center", fontsize=10)
+    ax.text(x + 0.5, y + (0.36 if sub else 0.5), text, ha="center", va="center",
+            fontsize=_GRAD_PT[0])
     if sub:
-        ax.text(x + 0.5, y + 0.8, sub, ha="center", va="center", fontsize=7, color="#222222")
+        ax.text(x + 0.5, y + 0.76, sub, ha="center", va="center", fontsize=_GRAD_PT[1],
+                color="#222222")
 
 
 def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
@@ -252,12 +265,13 @@ def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
     """Draw gather's backward: every ``grad_out`` value is added to the cell it was read from.
 
     ``grad_input = zeros(input_shape).scatter_add(dim, index, grad_out)``. The drawing
-    takes one line along ``dim`` at a time (a row for ``dim=1`` of a 2-D tensor): the
+    takes one line along ``dim`` at a time (a row for ``dim=1`` of a 2-D tensor): that
     line of ``grad_out`` above, the same line of ``grad_input`` below, and an arrow from
-    each ``grad_out`` cell to the cell its index names, in that cell's colour. A cell
-    reached twice or more shows the sum and its terms; one never reached stays grey at 0.
-    1-D to 3-D, at most 12 cells along ``dim`` and 8 lines. Returns the Figure; never
-    shows it.
+    each ``grad_out`` cell to the cell its index names (``to [c]``: position ``c`` along
+    ``dim``), in that cell's colour. A cell reached twice or more shows the sum and its
+    terms; a cell never reached stays grey at 0. 1-D to 3-D, at most 12 cells along
+    ``dim`` and 8 lines. Without ``ax`` the figure is sized so that every text is 9 pt
+    or more and fits its place. Returns the Figure; never shows it.
 
     >>> fig = draw_gather_grad(torch.tensor([[1., 2., 3.]]), 1,
     ...                        torch.tensor([[0, 0, 2]]), (1, 4))
@@ -286,8 +300,7 @@ def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
     g = grad_out.detach().cpu()
     idx = index.detach().cpu().long()
     grad_in = torch.zeros(shape, dtype=g.dtype).scatter_add(d, idx, g)
-    others = [range(s) for k, s in enumerate(shape) if k != d]
-    lines = list(itertools.product(*others))          # one line along dim per other position
+    lines = list(itertools.product(*(range(s) for k, s in enumerate(shape) if k != d)))
     n_out, n_in = idx.shape[d], shape[d]
     if len(lines) > 8 or max(n_out, n_in) > 12:
         raise GatherCourseError(
@@ -302,49 +315,78 @@ def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
         parts.insert(d, ":")
         return "[" + ", ".join(parts) + "]"
 
-    labels = [f"grad_input{name(line)}" for line in lines]
-    left = 0.13 * max(len(s) for s in labels) + 0.5         # room for the line labels
-    pair = 2 + _GRAD_GAP                                     # a grad_out strip, gap, grad_input
-    height = len(lines) * (pair + _GRAD_SEP) - _GRAD_SEP
+    in_index = set(itertools.product(*(range(s) for s in idx.shape)))
+    sources = [{} for _ in lines]        # per line: position along dim -> the j's that go there
+    for k, line in enumerate(lines):
+        for j in range(n_out):
+            if full(line, j) in in_index:
+                sources[k].setdefault(int(idx[full(line, j)]), []).append(j)
+    hues = {p: h for h, p in enumerate(sorted(full(line, c) for k, line in enumerate(lines)
+                                              for c in sources[k]))}
+    out_cells, in_cells = {}, {}         # (line number, position along dim): (text, subtext)
+    for k, line in enumerate(lines):
+        for c, js in sources[k].items():
+            for j in js:
+                out_cells[k, j] = (fmt_value(g[full(line, j)]), f"to [{c}]")
+        for c in range(n_in):
+            js = sources[k].get(c, [])
+            terms = "+".join(fmt_value(g[full(line, j)]) for j in js)
+            in_cells[k, c] = (fmt_value(grad_in[full(line, c)]),
+                              "" if len(js) < 2 else terms if len(terms) <= 12
+                              else f"{len(js)} terms")
+    title = f"gather(dim={dim}) backward"
+    formula = f"grad_input = zeros.scatter_add({dim}, index, grad_out)"
+    labels = [f"{t}{name(line)}" for line in lines for t in ("grad_out", "grad_input")]
+    big, small = _GRAD_PT
+    # One cell is `unit` points wide: wide enough for its widest text, 40 pt at least.
+    unit = max([40.0] + [_grad_text_pt(t, big) + 10 for t, _ in [*out_cells.values(),
+                                                                  *in_cells.values()]]
+               + [_grad_text_pt(s, small) + 8 for _, s in [*out_cells.values(),
+                                                            *in_cells.values()]])
+    left = (max(_grad_text_pt(s, small) for s in labels) + 14) / unit
     width = max(n_out, n_in)
-    if ax is None:
-        fig = Figure(figsize=(min(_GRAD_CELL_IN * (left + width + 0.4), 14),
-                              min(_GRAD_CELL_IN * (height + 2.2), 12)))
+    lo, hi = -left, width + 0.3
+    note = "(index has no cells here)"
+    if not all(sources):                  # the note on a line index does not reach must fit
+        hi = max(hi, (_grad_text_pt(note, small) + 6) / unit)
+    spare = (max(_grad_text_pt(formula, small), _grad_text_pt(title, big, True)) + 12) / unit
+    spare -= hi - lo
+    if spare > 0:                         # widen both sides until the titles fit
+        lo, hi = lo - spare / 2, hi + spare / 2
+    mid = (lo + hi) / 2
+    top = -(1.3 * (big + small) + 11) / unit     # room for the two title lines
+    pair = 2 + _GRAD_GAP                  # a grad_out strip, the arrows, a grad_input strip
+    bottom = len(lines) * (pair + _GRAD_SEP) - _GRAD_SEP + 0.3
+    own = ax is None
+    if own:
+        fig = Figure(figsize=((hi - lo) * unit / 72, (bottom - top) * unit / 72))
         ax = fig.add_axes((0, 0, 1, 1))
-    in_index = {tuple(p) for p in itertools.product(*(range(s) for s in idx.shape))}
+
     for k, line in enumerate(lines):
         y_out = k * (pair + _GRAD_SEP)
         y_in = y_out + 1 + _GRAD_GAP
-        sources: dict[int, list[int]] = {}               # input position along dim: j's
-        for j in range(n_out):
-            if full(line, j) in in_index:
-                sources.setdefault(int(idx[full(line, j)]), []).append(j)
-        hue = {c: h for h, c in enumerate(sorted(sources))}
-        ax.text(-0.25, y_out + 0.5, f"grad_out{name(line)}", ha="right", va="center",
-                fontsize=9)
-        ax.text(-0.25, y_in + 0.5, labels[k], ha="right", va="center", fontsize=9)
-        if not sources:
-            ax.text(0, y_out + 0.5, "(index has no cells on this line: no gradient)",
-                    ha="left", va="center", fontsize=8, color="#555555")
-        for c, js in sources.items():
+        ax.text(-6 / unit, y_out + 0.5, labels[2 * k], ha="right", va="center", fontsize=small)
+        ax.text(-6 / unit, y_in + 0.5, labels[2 * k + 1], ha="right", va="center",
+                fontsize=small)
+        if not sources[k]:
+            ax.text(0, y_out + 0.5, note, ha="left", va="center",
+                    fontsize=small, color="#555555")
+        for c, js in sources[k].items():
             for j in js:
-                _grad_cell(ax, j, y_out, _grad_colour(hue[c], 0.55),
-                           fmt_value(g[full(line, j)]), f"to [{c}]")
+                _grad_cell(ax, j, y_out, _grad_colour(hues[full(line, c)], 0.55),
+                           *out_cells[k, j])
                 ax.add_patch(FancyArrowPatch(
                     (j + 0.5, y_out + 1.02), (c + 0.5, y_in - 0.02), arrowstyle="-|>",
                     mutation_scale=11, linewidth=1.4, shrinkA=0, shrinkB=0,
-                    color=_grad_colour(hue[c], 0.0)))
+                    color=_grad_colour(hues[full(line, c)], 0.0)))
         for c in range(n_in):
-            js = sources.get(c, [])
-            terms = "+".join(fmt_value(g[full(line, j)]) for j in js)
-            _grad_cell(ax, c, y_in, _grad_colour(hue[c], 0.55) if js else "#e8e8e8",
-                       fmt_value(grad_in[full(line, c)]),
-                       (terms if len(terms) <= 9 else f"{len(js)} terms") if len(js) > 1 else "")
-    ax.text(width / 2, -0.35, f"gather(dim={dim}) backward: "
-            f"grad_input = zeros.scatter_add({dim}, index, grad_out)",
-            ha="center", va="bottom", fontsize=10, fontweight="bold")
-    ax.set_xlim(-left, width + 0.4)
-    ax.set_ylim(height + 0.4, -1.8)
+            reached = full(line, c) in hues
+            _grad_cell(ax, c, y_in, _grad_colour(hues[full(line, c)], 0.55) if reached
+                       else "#e8e8e8", *in_cells[k, c])
+    ax.text(mid, top + 3 / unit, title, ha="center", va="top", fontsize=big, fontweight="bold")
+    ax.text(mid, -4 / unit, formula, ha="center", va="bottom", fontsize=small)
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(bottom, top)
     ax.set_aspect("equal")
     ax.axis("off")
     return ax.figure
