@@ -10,7 +10,6 @@ import contextlib
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -148,22 +147,17 @@ def _is_ours(nb: Any) -> bool:
         c.metadata.get("nbgrader", {}).get("grade") for c in nb.cells)
 
 
-def _error_message(cell: Any) -> str | None:
-    for output in cell.get("outputs", []):
-        if output.get("output_type") == "error":
-            ename, evalue = output.get("ename", "Error"), output.get("evalue", "").strip()
-            if ename == "AssertionError" and evalue:
-                return evalue
-            if ename == "KeyboardInterrupt":
-                return "the cell ran too long and was stopped (an endless loop?)."
-            return f"{ename}: {evalue}"
-    return None
+def check_notebook(path: str | Path, timeout: float = 10.0) -> list[QuestionReport]:
+    """Judge a learner's notebook with the referee, without the hidden cases.
 
-
-def check_notebook(path: str | Path, timeout: int = 60) -> list[QuestionReport]:
-    """Run a copy of a course notebook and report each graded test cell; the file is not written."""
+    The same path as grading: the notebook's answer cells run in a sandboxed worker, never in
+    this process, and the verdicts are the ones grading gives on the visible cases. Output to
+    stderr and warnings do not matter. The file is only read.
+    """
     import nbformat
-    from nbclient import NotebookClient
+
+    from ._referee import Plan, Referee, read_submission, test_cells
+    from ._sandbox import Worker
 
     path = notebook_file(path)
     try:
@@ -180,26 +174,23 @@ def check_notebook(path: str | Path, timeout: int = 60) -> list[QuestionReport]:
                if c.metadata.get("nbgrader", {}).get("locked")
                and "checksum" in c.metadata["nbgrader"]
                and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]}
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                            interrupt_on_timeout=True, record_timing=False,
-                            shutdown_kernel="immediate",
-                            resources={"metadata": {"path": str(path.parent.resolve())}})
-    client.execute(stderr=subprocess.DEVNULL)   # the kernel's own log is noise here
+    submission = read_submission(nb, nb)
+    referee = Referee(Worker, call_limit=timeout)
     reports = []
-    present = set()
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if not meta.get("grade") or cell.cell_type != "code":
-            continue
-        gid, points = meta["grade_id"], float(meta.get("points", 0))
-        present.add(gid)
-        message = _error_message(cell)
-        if gid in changed:
-            message = ("this test cell was edited. Grading puts the original back, so this "
-                       "result does not count; undo your change to the cell.")
-        reports.append(QuestionReport(gid, points, 0.0 if message else points, message or ""))
+    try:
+        for gid, qid, points in test_cells(nb):
+            result = referee.judge(submission, Plan.make(qid, None))
+            message = "" if result.passed else str(result)
+            if gid in changed:
+                message = ("this test cell was edited. Grading refuses a notebook whose test "
+                           "cells were changed; undo your change to the cell.")
+            reports.append(QuestionReport(gid, points, 0.0 if message else points, message))
+    finally:
+        referee.close()
+    present = {r.grade_id for r in reports}
     for gid, points in nb.metadata["gather_course"].get("tests", {}).items():
         if gid not in present:
             reports.append(QuestionReport(gid, float(points), 0.0, "this test cell was deleted. "
-                                          "Grading puts it back; restore it to see your result."))
-    return reports
+                                          "Grading refuses a notebook without its test cells; "
+                                          "restore it (copy it from a fresh exercise notebook)."))
+    return reports + [QuestionReport("note", 0.0, 0.0, note) for note in submission.notes]

@@ -1,16 +1,28 @@
-"""Autograding a whole class with nbgrader, one submission at a time, past broken ones."""
+"""Grading a whole class: the referee decides, nbgrader records; past broken submissions."""
 
 from __future__ import annotations
 
 import csv
+import datetime
+import json
+import os
+import queue
+import secrets
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._course import PROTECTED, SOURCE, known_assignment, nbgrader_api, nbgrader_errors
+from ._course import PROTECTED, RELEASE, SOURCE, known_assignment, nbgrader_api, nbgrader_errors
 from ._errors import GatherCourseError
+from ._referee import CALL_LIMIT, NotGraded, Plan, Referee, read_submission, test_cells
+from ._sandbox import SANDBOX, Worker, isolation
+from .nbgrader_plugins import RefereeVerdicts
+from .questions._check import CheckResult
+
+LOG = "grading-log.jsonl"       # the instructor's log, in the course root
 
 
 @dataclass
@@ -23,6 +35,7 @@ class Outcome:
     max_score: float = 0.0
     questions: dict[str, float] = field(default_factory=dict)
     problem: str = ""
+    notes: list[str] = field(default_factory=list)
 
 
 def submissions(root: Path, assignment: str) -> list[str]:
@@ -95,12 +108,85 @@ def _progress(out: TextIO, done: int, total: int, label: str) -> None:
     out.flush()
 
 
-def grade_class(root: Path, assignment: str, csv_path: Path, timeout: int | None = None,
-                progress: TextIO = sys.stderr) -> list[Outcome]:
-    """Autograde every submission of ``assignment``, write ``csv_path``, return the outcomes.
+def _release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
+    """The student notebooks of ``assignment`` as released: what submissions are compared with."""
+    import nbformat
 
-    A submission nbgrader cannot grade (a kernel that never answers, a corrupt file) is
-    reported with nbgrader's reason and scored 0; the others are graded as usual.
+    folder = root / RELEASE / assignment
+    if not any(folder.glob("*.ipynb")):
+        with tempfile.TemporaryDirectory(prefix="gather-course-grade-") as tmp:
+            release_dir = api.coursedir.release_directory
+            api.coursedir.release_directory = tmp
+            try:
+                done = api.generate_assignment(assignment, force=True, create=True)
+            finally:
+                api.coursedir.release_directory = release_dir
+            if not done["success"]:
+                raise GatherCourseError(f"nbgrader could not read the assignment {assignment!r} "
+                                        f"from {SOURCE}/: {nbgrader_errors(done)}")
+            return {p.name: nbformat.read(p, 4) for p in sorted(Path(tmp, assignment).glob("*.ipynb"))}
+    return {p.name: nbformat.read(p, 4) for p in sorted(folder.glob("*.ipynb"))}
+
+
+def _check_tests(nb: Any, released: Any) -> str:
+    """Why a submitted notebook cannot be graded (a test cell deleted or edited), or ''."""
+    from nbgrader.utils import compute_checksum
+
+    mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    for gid, _qid, _points in test_cells(released):
+        if gid not in mine:
+            return f"the test cell {gid} was deleted."
+        original = next(c for c in released.cells
+                        if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+        checksum = original.metadata["nbgrader"].get("checksum")
+        if checksum and compute_checksum(mine[gid]) != checksum:
+            return f"the test cell {gid} was edited."
+    return ""
+
+
+def referee_student(referee: Referee, folder: Path, released: dict[str, Any],
+                    secret: int | None) -> tuple[dict[str, CheckResult], list[str]]:
+    """Every question of one student's submission, judged by ``referee``.
+
+    Raises :class:`NotGraded` with the reason when the submission cannot be graded.
+    """
+    import nbformat
+
+    verdicts: dict[str, CheckResult] = {}
+    notes: list[str] = []
+    for name, reference in released.items():
+        path = folder / name
+        if not path.is_file():
+            raise NotGraded(f"{name} is missing from the submission.")
+        try:
+            nb = nbformat.read(path, as_version=4)
+        except Exception as exc:  # noqa: BLE001 - a file that is not a notebook
+            raise NotGraded(f"{name} is not a readable notebook ({type(exc).__name__}).") from None
+        problem = _check_tests(nb, reference)
+        if problem:
+            raise NotGraded(f"{name}: {problem} Grading needs the course's test cells as "
+                            "released.")
+        submission = read_submission(nb, reference)
+        notes += submission.notes
+        for gid, qid, _points in test_cells(reference):
+            verdicts[gid] = referee.judge(submission, Plan.make(qid, secret))
+    return verdicts, notes
+
+
+def _log(root: Path, entry: dict[str, Any]) -> None:
+    """The instructor's log: one JSON line per grading run (the secret seed is kept here only)."""
+    with open(root / LOG, "a", encoding="utf-8") as f:
+        f.write(json.dumps(entry) + "\n")
+
+
+def grade_class(root: Path, assignment: str, csv_path: Path, timeout: float | None = None,
+                progress: TextIO = sys.stderr, jobs: int | None = None,
+                require_sandbox: bool = False) -> list[Outcome]:
+    """Grade every submission of ``assignment`` with the referee, write ``csv_path``.
+
+    Scores are decided by the referee, outside the students' code; nbgrader records them
+    (gradebook, ``autograded/``, feedback). A submission that cannot be graded is reported
+    with the reason and scored 0; every other student is still graded.
     """
     known_assignment(root, assignment)
     csv_path = csv_path.resolve()
@@ -113,25 +199,112 @@ def grade_class(root: Path, assignment: str, csv_path: Path, timeout: int | None
         raise GatherCourseError(f"no submissions of {assignment!r}: expected folders "
                                 f"submitted/<student>/{assignment}/ (nbgrader collect puts "
                                 "them there).")
-    overrides = {"Execute.timeout": timeout} if timeout else {}
-    problems: dict[str, str] = {}
-    with nbgrader_api(root, **overrides) as api:
+    level = isolation()
+    if require_sandbox and level.level != SANDBOX:
+        raise GatherCourseError(f"--require-sandbox: no sandbox here ({level.detail}).")
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    secret = secrets.randbits(63)
+    _log(root, {"time": datetime.datetime.now().isoformat(timespec="seconds"),
+                "assignment": assignment, "secret_seed": secret, "isolation": str(level),
+                "jobs": jobs, "students": len(students)})
+    with nbgrader_api(root) as api:
         _register(api, root, assignment)
-        for n, student in enumerate(students):
-            _progress(progress, n, len(students), student)
-            done = api.autograde(assignment, student, force=True, create=True)
-            if not done["success"]:
-                problems[student] = nbgrader_errors(done)
-    _progress(progress, len(students), len(students), "done")
+        released = _release_notebooks(root, api, assignment)
+    verdicts, problems, notes = _referee_class(root, assignment, students, released, secret,
+                                               timeout, jobs, progress)
+    _record(root, assignment, students, verdicts, problems, notes)
     graded = _scores(root, assignment, students)
     outcomes = []
     for student in students:
         outcome = graded.get(student, Outcome(student, False))
-        if student in problems:     # whatever the gradebook holds for it is not this run's
+        if student in problems:     # whatever the gradebook holds for it is not a grade
             outcome = Outcome(student, False, 0.0, outcome.max_score, {}, problems[student])
+        outcome.notes = notes.get(student, [])
         outcomes.append(outcome)
     _write_csv(csv_path, outcomes)
     return outcomes
+
+
+def _referee_class(root: Path, assignment: str, students: list[str], released: dict[str, Any],
+                   secret: int, timeout: float | None, jobs: int, progress: TextIO):
+    referees: queue.Queue[Referee] = queue.Queue()
+    for _ in range(min(jobs, len(students))):
+        referees.put(Referee(Worker, call_limit=timeout or CALL_LIMIT))
+    verdicts: dict[str, dict[str, CheckResult]] = {}
+    problems: dict[str, str] = {}
+    notes: dict[str, list[str]] = {}
+
+    def one(student: str) -> None:
+        referee = referees.get()
+        try:
+            verdicts[student], notes[student] = referee_student(
+                referee, root / "submitted" / student / assignment, released, secret)
+        except NotGraded as exc:
+            problems[student] = str(exc)
+        finally:
+            referees.put(referee)
+
+    _progress(progress, 0, len(students), "starting the graders")
+    try:
+        with ThreadPoolExecutor(max_workers=referees.qsize()) as pool:
+            futures = {pool.submit(one, s): s for s in students}
+            for n, future in enumerate(as_completed(futures), start=1):
+                future.result()
+                _progress(progress, n, len(students), futures[future])
+    finally:
+        while not referees.empty():
+            referees.get().close()
+    return verdicts, problems, notes
+
+
+def _record(root: Path, assignment: str, students: list[str],
+            verdicts: dict[str, dict[str, CheckResult]], problems: dict[str, str],
+            notes: dict[str, list[str]]) -> None:
+    """Write the verdicts into nbgrader's gradebook through its own autograde (no execution)."""
+    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
+                                        LimitOutput, SaveAutoGrades)
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+
+    table: dict[str, dict[str, dict[str, Any]]] = {}
+    for student in students:
+        extra = "".join(f"\nNote: {n}" for n in notes.get(student, []))
+        if student in problems:
+            message = f"NOT GRADED: {problems[student]}"
+            table[student] = {"__all__": {"passed": False, "message": message}}
+        else:
+            table[student] = {gid: {"passed": r.passed, "message": str(r) + extra}
+                              for gid, r in verdicts.get(student, {}).items()}
+    with tempfile.TemporaryDirectory(prefix="gather-course-verdicts-") as tmp:
+        path = Path(tmp) / "verdicts.json"
+        path.write_text(json.dumps(table), encoding="utf-8")
+        overrides = {
+            "Autograde.autograde_preprocessors": [RefereeVerdicts, IgnorePattern,
+                                                  ClearMetadataPreprocessor, LimitOutput,
+                                                  SaveAutoGrades, AssignLatePenalties,
+                                                  CheckCellMetadata],
+            "RefereeVerdicts.verdicts_file": str(path)}
+        with nbgrader_api(root, **overrides) as api:
+            for student in students:
+                done = api.autograde(assignment, student, force=True, create=True)
+                if not done["success"] and student not in problems:
+                    problems[student] = nbgrader_errors(done)
+    if problems:
+        _flag_for_manual_grading(root, assignment, [s for s in problems if s in students])
+
+
+def _flag_for_manual_grading(root: Path, assignment: str, students: list[str]) -> None:
+    from nbgrader.api import MissingEntry
+
+    with _gradebook(root) as gb:
+        for student in students:
+            try:
+                sub = gb.find_submission(assignment, student)
+            except MissingEntry:
+                continue
+            for nb in sub.notebooks:
+                for grade in nb.grades:
+                    grade.needs_manual_grade = True
+            gb.db.commit()
 
 
 def _write_csv(path: Path, outcomes: list[Outcome]) -> None:

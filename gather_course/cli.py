@@ -2,7 +2,7 @@
 
   gather-course check NOTEBOOK.ipynb     run a copy, report each question; exit 1 if any fails
   gather-course release                  regenerate exercises/ from solutions/ (nbgrader)
-  gather-course grade ASSIGNMENT         autograde submitted/*/ASSIGNMENT, write a CSV of scores
+  gather-course grade ASSIGNMENT         grade submitted/*/ASSIGNMENT in a sandbox, write a CSV of scores
   gather-course execute NOTEBOOK...      re-run lecture/solution notebooks on CPU, store outputs
   gather-course bench                    time gather against six other ways (CPU, and CUDA if any)
 """
@@ -66,6 +66,8 @@ def _check(args: argparse.Namespace) -> int:
     from ._course import check_notebook
 
     reports = check_notebook(args.notebook, timeout=args.timeout)
+    notes = [r.message for r in reports if r.grade_id == "note"]
+    reports = [r for r in reports if r.grade_id != "note"]
     for r in reports:
         mark = "passed" if r.passed else "FAILED"
         print(f"{mark:6}  {r.grade_id.removeprefix('test_'):24} {r.score:g}/{r.points:g} points")
@@ -73,6 +75,8 @@ def _check(args: argparse.Namespace) -> int:
             print("\n".join("        " + line for line in r.message.strip().splitlines()))
     score, total = sum(r.score for r in reports), sum(r.points for r in reports)
     failed = sum(not r.passed for r in reports)
+    for note in notes:
+        print(f"note    {note}")
     print(f"\n{score:g}/{total:g} points; " +
           (f"{failed} of {len(reports)} questions fail." if failed else "every question passes."))
     return 1 if failed else 0
@@ -93,12 +97,18 @@ def _grade(args: argparse.Namespace) -> int:
 
     root = course_root(args.course)
     csv_path = Path(args.csv) if args.csv else root / f"grades-{args.assignment}.csv"
-    outcomes = grade_class(root, args.assignment, csv_path, timeout=args.timeout)
+    outcomes = grade_class(root, args.assignment, csv_path, timeout=args.timeout,
+                           jobs=args.jobs, require_sandbox=args.require_sandbox)
+    from ._sandbox import isolation
+
+    print(f"isolation: {isolation()}")
     for o in outcomes:
         if o.graded:
             print(f"{o.student:20} {o.score:g}/{o.max_score:g}")
         else:
             print(f"{o.student:20} NOT GRADED: {o.problem}")
+        for note in o.notes:
+            print(f"{'':20} note: {note}")
     bad = [o.student for o in outcomes if not o.graded]
     print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} submissions graded; scores in "
           f"{csv_path}.")
@@ -142,7 +152,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="run a copy of an exercise notebook and report each question")
     p.add_argument("notebook", help="e.g. exercises/basics/basics.ipynb")
-    p.add_argument("--timeout", type=int, default=60, help="seconds per cell (default 60)")
+    p.add_argument("--timeout", type=float, default=10, help="seconds per call of your "
+                   "function, and per cell (default 10)")
     p.set_defaults(func=_check)
     p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
     p.add_argument("--course", default=".", help="the course root (default: .)")
@@ -152,7 +163,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("assignment", help="e.g. basics")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--csv", help="where to write the scores (default: grades-ASSIGNMENT.csv)")
-    p.add_argument("--timeout", type=int, help="seconds per cell (default: nbgrader_config.py)")
+    p.add_argument("--timeout", type=float, help="seconds per call of a learner's function, "
+                   "and per cell (default 10)")
+    p.add_argument("--jobs", type=int, help="submissions graded at once (default: the number "
+                   "of cores)")
+    p.add_argument("--require-sandbox", action="store_true", help="refuse to grade without "
+                   "bubblewrap's sandbox")
     p.set_defaults(func=_grade)
     p = sub.add_parser("execute", help="re-run lecture and solution notebooks on CPU, store outputs")
     p.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")

@@ -1,10 +1,13 @@
-"""nbgrader preprocessors of the course (named in ``nbgrader_config.py``)."""
+"""nbgrader preprocessors of the course (named in ``nbgrader_config.py`` or set by ``grade``)."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
+from traitlets import Unicode
 
 _BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 
@@ -23,4 +26,36 @@ class HideHiddenTestTracebacks(NbGraderPreprocessor):   # (enabled by default, u
                 if output.get("output_type") == "error":
                     output["traceback"] = [f"{output.get('ename', 'Error')}: "
                                            f"{output.get('evalue', '')}"]
+        return cell, resources
+
+
+class RefereeVerdicts(NbGraderPreprocessor):
+    """Put the referee's verdicts into the test cells, in place of running the notebook.
+
+    ``gather-course grade`` decides every score outside the student's code, then runs
+    nbgrader's autograde with this preprocessor instead of ``Execute``: a passed test cell
+    gets the verdict as its output (full points), a failed one an error output with the
+    message (no points), so the gradebook, formgrader, export and feedback work as usual.
+    """
+
+    verdicts_file = Unicode("", help="JSON: {student: {grade_id: {passed, message}}}").tag(
+        config=True)
+
+    def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        with open(self.verdicts_file, encoding="utf-8") as f:
+            verdicts = json.load(f)
+        self._mine = verdicts.get(resources["nbgrader"]["student"], {})
+        return super().preprocess(nb, resources)
+
+    def preprocess_cell(self, cell: Any, resources: dict, index: int) -> tuple[Any, dict]:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+            return cell, resources
+        verdict = self._mine.get("__all__") or self._mine.get(
+            meta.get("grade_id"), {"passed": False, "message": "This question was not graded."})
+        if verdict["passed"]:
+            cell.outputs = [new_output("stream", name="stdout", text=verdict["message"] + "\n")]
+        else:
+            cell.outputs = [new_output("error", ename="Failed", evalue=verdict["message"],
+                                       traceback=verdict["message"].splitlines())]
         return cell, resources

@@ -2,7 +2,28 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 import torch
+
+
+@dataclass(frozen=True)
+class Case:
+    """One test input: a label for the feedback and the arguments, in signature order."""
+
+    label: str
+    inputs: dict[str, Any]
+
+    @property
+    def device(self) -> torch.device:
+        return next((v.device for v in self.inputs.values() if isinstance(v, torch.Tensor)),
+                    torch.device("cpu"))
+
+    def on(self, device: torch.device) -> "Case":
+        moved = {k: v.to(device) if isinstance(v, torch.Tensor) else v
+                 for k, v in self.inputs.items()}
+        return Case(f"{self.label}, on {device.type}", moved)
 
 
 def randn(gen: torch.Generator, *shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:

@@ -19,9 +19,10 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .._errors import GatherCourseError
 from .._text import fmt_shape, fmt_value, type_name
 from ..device import default_device
+from ._cases import Case
 
 if TYPE_CHECKING:
-    from ._question import Case, Question
+    from ._question import Question
 
 PASSED = "passed"
 NOT_ATTEMPTED = "not attempted"
@@ -113,7 +114,14 @@ class _OpCounter(TorchDispatchMode):
 
 
 def _clone(value: Any) -> Any:
-    return value.detach().clone() if isinstance(value, torch.Tensor) else value
+    """A copy of a tensor with the same strides (a non-contiguous input stays non-contiguous)."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    if 0 in value.stride():                  # an expanded view: a plain copy will do
+        return value.detach().clone()
+    copy = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
+                               device=value.device)
+    return copy.copy_(value.detach())
 
 
 def _to(value: Any, device: torch.device) -> Any:
@@ -135,20 +143,71 @@ def _learner_line(exc: BaseException) -> str:
     return f"line {f.lineno}: {f.line}" if f.line else f"line {f.lineno}"
 
 
-def _call(fn: Callable, case: "Case") -> Any:
+@dataclass
+class Outcome:
+    """One call of a learner's function, as data: what it returned or the error it raised.
+
+    Made in-process by :func:`_outcome` (self-study checks) or by the grading worker
+    (``gather-course check`` and ``grade``), and judged the same way by :func:`judge_case`.
+    """
+
+    value: Any = None
+    error: dict[str, Any] | None = None       # type, message, where, not_implemented
+    after: tuple[Any, ...] | None = None      # the inputs after the call
+    ops: dict[str, int] | None = None
+
+
+@dataclass(frozen=True)
+class Opaque:
+    """A returned value the grading worker could not send back as data (only its type)."""
+
+    text: str
+    subclass: bool = False
+
+
+def _describe(exc: BaseException) -> dict[str, Any]:
+    text = str(exc).strip().splitlines()
+    return {"type": type(exc).__name__, "message": text[0] if text else "",
+            "where": _learner_line(exc), "not_implemented": isinstance(exc, NotImplementedError)}
+
+
+def _outcome(fn: Callable, case: "Case") -> Outcome:
     try:
-        return fn(*case.inputs.values())
-    except NotImplementedError:
-        raise _Failure(NOT_ATTEMPTED, "your function raises NotImplementedError: replace "
-                       "the `raise NotImplementedError` line with your code.") from None
+        return Outcome(value=fn(*case.inputs.values()))
     except Exception as exc:  # noqa: BLE001 - any error in learner code is feedback
-        text = str(exc).strip().splitlines()
-        details = [("case", case.label), ("inputs", _shapes(case)),
-                   ("error", f"{type(exc).__name__}: {text[0] if text else ''}")]
-        where = _learner_line(exc)
-        if where:
-            details.append(("where", where))
-        raise _Failure(EXCEPTION, "your function raised an error.", details) from None
+        return Outcome(error=_describe(exc))
+
+
+def _raise_for_error(case: "Case", outcome: Outcome) -> None:
+    error = outcome.error
+    if error is None:
+        return
+    if error.get("not_implemented"):
+        raise _Failure(NOT_ATTEMPTED, "your function raises NotImplementedError: replace "
+                       "the `raise NotImplementedError` line with your code.")
+    details = [("case", case.label), ("inputs", _shapes(case)),
+               ("error", f"{error['type']}: {error['message']}")]
+    if error.get("where"):
+        details.append(("where", error["where"]))
+    raise _Failure(EXCEPTION, "your function raised an error.", details)
+
+
+def _call(fn: Callable, case: "Case") -> Any:
+    outcome = _outcome(fn, case)
+    _raise_for_error(case, outcome)
+    return outcome.value
+
+
+def judge_case(q: "Question", case: "Case", outcome: Outcome) -> None:
+    """Raise the first failure of one case's outcome: error, changed inputs, type, shape..."""
+    cpu_inputs = {k: _to(_clone(v), torch.device("cpu")) for k, v in case.inputs.items()}
+    expected = q.spec(*cpu_inputs.values())
+    expected = (tuple(_to(e, case.device) for e in expected)
+                if isinstance(expected, tuple) else _to(expected, case.device))
+    _raise_for_error(case, outcome)
+    if outcome.after is not None:
+        _check_inputs_unchanged(case, dict(zip(case.inputs, outcome.after)))
+    _compare(q, case, expected, outcome.value)
 
 
 def _compare(q: "Question", case: "Case", expected: Any, got: Any) -> None:
@@ -168,6 +227,11 @@ def _compare(q: "Question", case: "Case", expected: Any, got: Any) -> None:
 def _compare_one(q: "Question", case: "Case", which: int, name: str,
                  exp: torch.Tensor, out: Any) -> None:
     base = [("case", case.label), ("inputs", _shapes(case))]
+    if isinstance(out, Opaque):
+        if out.subclass:
+            raise _Failure(WRONG_TYPE, f"{name} should be a plain torch.Tensor, got "
+                           f"{out.text}. Return an ordinary tensor.", base)
+        raise _Failure(WRONG_TYPE, f"{name} should be a torch.Tensor, got {out.text}.", base)
     if not isinstance(out, torch.Tensor):
         tip = " Did you forget `return`?" if out is None else ""
         raise _Failure(WRONG_TYPE, f"{name} should be a torch.Tensor, got {type_name(out)}.{tip}",
@@ -218,9 +282,12 @@ def _shape_tip(want: torch.Size, got: torch.Size) -> str:
     return ""
 
 
-def _check_inputs_unchanged(case: "Case", before: dict[str, Any]) -> None:
+def _check_inputs_unchanged(case: "Case", after: dict[str, Any]) -> None:
     for name, value in case.inputs.items():
-        if isinstance(value, torch.Tensor) and not torch.equal(value.cpu(), before[name].cpu()):
+        now = after.get(name)
+        if isinstance(value, torch.Tensor) and not (
+                type(now) is torch.Tensor and now.shape == value.shape
+                and now.dtype == value.dtype and torch.equal(value.cpu(), now.cpu())):
             raise _Failure(MUTATED, f"your function changed its input `{name}` in place. "
                            "Work on new tensors (e.g. use scatter instead of scatter_, or "
                            "clone first): the caller's data must stay as it was.",
@@ -278,14 +345,10 @@ def run_check(q: "Question", fn: Any, seed: int, large: bool) -> CheckResult:
         cases += [case.on(device) for case in cases[-3:]]
     try:
         for case in cases:
-            cpu_inputs = {k: _to(_clone(v), torch.device("cpu")) for k, v in case.inputs.items()}
-            before = {k: _clone(v) for k, v in case.inputs.items()}
-            expected = q.spec(*cpu_inputs.values())
-            expected = (tuple(_to(e, case.device) for e in expected)
-                        if isinstance(expected, tuple) else _to(expected, case.device))
-            got = _call(fn, case)
-            _check_inputs_unchanged(case, before)
-            _compare(q, case, expected, got)
+            inputs = {k: _clone(v) for k, v in case.inputs.items()}
+            outcome = _outcome(fn, Case(case.label, inputs))
+            outcome.after = tuple(inputs.values())
+            judge_case(q, case, outcome)
         _check_rules(q, fn, cases[0])
         _check_vectorized(q, fn, gen)
     except _Failure as failure:

@@ -10,25 +10,8 @@ import torch
 
 from .._errors import GatherCourseError
 from .._text import type_name
+from ._cases import Case
 from ._check import CheckResult, run_check
-
-
-@dataclass(frozen=True)
-class Case:
-    """One test input: a label for the feedback and the arguments, in signature order."""
-
-    label: str
-    inputs: dict[str, Any]
-
-    @property
-    def device(self) -> torch.device:
-        return next((v.device for v in self.inputs.values() if isinstance(v, torch.Tensor)),
-                    torch.device("cpu"))
-
-    def on(self, device: torch.device) -> "Case":
-        moved = {k: v.to(device) if isinstance(v, torch.Tensor) else v
-                 for k, v in self.inputs.items()}
-        return Case(f"{self.label}, on {device.type}", moved)
 
 
 class Markdown(str):
@@ -70,8 +53,26 @@ class Question:
     required: tuple[str, ...] = ()
     required_text: str = ""
     verify: Callable[[dict[str, Any], torch.Tensor], Any] | None = None
+    timing: dict[str, Any] | None = None    # a large input: grading measures CPU time on it
     rtol: float = 1e-5
     atol: float = 1e-6
+
+    @property
+    def rules(self) -> str:
+        """What the answer must not do (checked by ``check`` and by grading), or ''."""
+        parts = []
+        if self.vectorized:
+            parts.append("no Python loop over the elements: use whole-tensor operations "
+                         "(grading measures how the work grows with the input size)")
+        if self.forbidden:
+            parts.append(f"don't use {self.forbidden_text}")
+        if self.required:
+            parts.append(f"use {self.required_text}")
+        if self.forbidden or self.required:
+            parts.append("call torch's functions by their names: no `getattr` or `eval`, "
+                         "no torch internals (`torch.ops`, `torch._C`), no numpy, threads "
+                         "or processes")
+        return "; ".join(parts) + "." if parts else ""
 
     @property
     def signature(self) -> str:
@@ -98,8 +99,9 @@ class Question:
         return Markdown(f"**Solution** (`{self.qid}`):\n\n```python\n{self.solution_code.strip()}\n```")
 
     def _repr_markdown_(self) -> str:
+        rules = f"**Rules:** {self.rules}\n\n" if self.rules else ""
         return (f"**{self.title}** (`{self.qid}`)\n\nWrite `{self.signature}`: {self.task}\n\n"
-                f"Check it with `exercise({self.qid!r}).check({self.name})`; "
+                f"{rules}Check it with `exercise({self.qid!r}).check({self.name})`; "
                 f"`.hint()` and `.solution()` help when stuck.")
 
     def __repr__(self) -> str:

@@ -81,6 +81,7 @@ register(Question(
            dict(label="non-contiguous x", N=2, L=9, D=4, mask_ratio=0.6, strided=True)),
     large_sizes=(dict(label="random shapes", N=8, L=49, D=16, mask_ratio=0.75),
                  dict(label="len_keep rounds down", N=4, L=10, D=3, mask_ratio=0.75)),
+    timing=dict(N=64, L=1024, D=32, mask_ratio=0.5),
     scaling=(dict(N=2, L=8, D=3, mask_ratio=0.5), dict(N=4, L=16, D=6, mask_ratio=0.5)),
     formula=_formula_masking,
     hints=(
@@ -158,6 +159,7 @@ register(Question(
            dict(label="non-contiguous x_visible", N=2, L=6, D=5, keep=3, strided=True)),
     large_sizes=(dict(label="random shapes", N=8, L=49, D=16, keep=12),
                  dict(label="non-contiguous x_visible", N=4, L=16, D=6, keep=4, strided=True)),
+    timing=dict(N=64, L=1024, D=32, keep=256),
     scaling=(dict(N=2, L=8, D=3, keep=2), dict(N=4, L=16, D=6, keep=4)),
     formula=_formula_restore,
     hints=(

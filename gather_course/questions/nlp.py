@@ -44,6 +44,7 @@ _LARGE = (
     dict(label="non-contiguous logits", B=4, L=9, V=33, strided=True),
 )
 _SCALING = (dict(B=2, L=3, V=5), dict(B=4, L=6, V=10))
+_TIMING = dict(B=256, L=4096, V=8)
 
 
 # -- nlp.label_scores ---------------------------------------------------------------
@@ -78,7 +79,7 @@ register(Question(
     spec=_spec_labels, make=_make_labels,
     sizes=_SIZES[:1] + (dict(label="the article's labels", B=2, L=3, V=5, article=True),)
     + _SIZES[1:],
-    large_sizes=_LARGE, scaling=_SCALING, formula=_formula_labels,
+    large_sizes=_LARGE, scaling=_SCALING, formula=_formula_labels, timing=_TIMING,
     hints=(
         "The tag is chosen along the last dim (`dim=-1`), not along the sequence.",
         "gather needs an index with as many dims as `logits`: `labels.unsqueeze(-1)` is "
@@ -124,6 +125,7 @@ register(Question(
          "log-probabilities `log_softmax(logits[b, l])[input_ids[b, l]]` (the id at its own "
          "position), as in a `compute_log_probs` method.",
     spec=_spec_tokens, make=_make_tokens, sizes=_SIZES, large_sizes=_LARGE,
+    timing=_TIMING,
     scaling=_SCALING, formula=_formula_tokens,
     hints=(
         "Two steps: turn logits into log-probabilities over the vocabulary, then pick one "
@@ -171,7 +173,7 @@ register(Question(
            dict(label="vocabulary as long as the sequence", B=3, L=5, V=5),
            dict(label="float64 logits", B=2, L=3, V=7, dtype=torch.float64),
            dict(label="non-contiguous logits", B=2, L=6, V=4, strided=True)),
-    large_sizes=_LARGE, scaling=_SCALING, formula=_formula_causal,
+    large_sizes=_LARGE, scaling=_SCALING, formula=_formula_causal, timing=_TIMING,
     hints=(
         "Line the predictions up with what they predict: drop the last position of the "
         "logits and the first of the ids.",
@@ -231,6 +233,7 @@ register(Question(
            dict(label="non-contiguous logits", B=3, L=2, V=6, ignored=1, strided=True)),
     large_sizes=(dict(label="random shapes", B=8, L=16, V=50, ignored=40),
                  dict(label="ignore_index=0", B=4, L=9, V=33, ignored=10, ignore_index=0)),
+    timing=dict(B=256, L=4096, V=8, ignored=1000),
     scaling=(dict(B=2, L=3, V=5, ignored=2), dict(B=4, L=6, V=10, ignored=8)),
     formula=_formula_nll,
     hints=(

@@ -63,6 +63,7 @@ register(Question(
            dict(label="non-contiguous features", B=2, C=2, H=5, W=3, P=4, strided=True)),
     large_sizes=(dict(label="H different from W", B=4, C=8, H=16, W=12, P=20),
                  dict(label="non-contiguous features", B=2, C=5, H=7, W=9, P=30, strided=True)),
+    timing=dict(B=8, C=64, H=32, W=32, P=2048),
     scaling=(dict(B=2, C=3, H=4, W=5, P=3), dict(B=4, C=6, H=8, W=10, P=6)),
     formula=_formula_pixels,
     hints=(
@@ -119,6 +120,7 @@ register(Question(
            dict(label="non-contiguous x", B=2, H=2, L=5, Dh=4, strided=True)),
     large_sizes=(dict(label="random shapes", B=4, H=8, L=16, Dh=12),
                  dict(label="non-contiguous x", B=3, H=4, L=9, Dh=7, strided=True)),
+    timing=dict(B=16, H=4, L=2048, Dh=32),
     scaling=(dict(B=2, H=3, L=4, Dh=5), dict(B=4, H=6, L=8, Dh=10)),
     formula=_formula_heads,
     hints=(

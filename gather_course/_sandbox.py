@@ -1,0 +1,186 @@
+"""Where learner code runs when it is graded: warm worker processes, in bubblewrap when it is there.
+
+Each worker is ``python -m gather_course._worker`` (a zygote: torch imported once, a fresh
+forked child per job). With bubblewrap (Debian/Ubuntu package ``bubblewrap``) the worker sees
+the system, Python and the course *package* read-only, its own empty ``/tmp``, no network,
+no other process of the machine, no capabilities, and none of the course's files: sources,
+solutions, the gradebook, other submissions and the CSV are not in its file system. Without
+bubblewrap it is a plain process with the same limits, and :func:`isolation` says so.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ._errors import GatherCourseError
+from ._worker import read_frame, write_frame
+
+SANDBOX, PROCESS = "sandbox", "process"
+_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp", "LANG": "C.UTF-8",
+        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
+        "GATHER_COURSE_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": ""}
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """The isolation grading has here: ``level`` is ``"sandbox"`` or ``"process"``."""
+
+    level: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.level} ({self.detail})"
+
+
+def _package_dir() -> Path:
+    return Path(__file__).resolve().parent
+
+
+def _readable_roots() -> list[str]:
+    """What Python needs to start and import torch and the course package, read-only."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(_package_dir())}
+    paths |= {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    found = []
+    for p in sorted(paths):
+        real = os.path.realpath(p)
+        if not os.path.exists(real):
+            continue
+        found.append(real)
+        if p != real:
+            found.append(os.path.abspath(p))
+    return sorted(set(found))
+
+
+def _bwrap_command(bwrap: str) -> list[str]:
+    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+           "--uid", "65534", "--gid", "65534", "--clearenv",
+           "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+           "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    for name in ("bin", "lib", "lib32", "lib64", "sbin"):
+        target = Path("/") / name
+        if target.is_symlink():
+            cmd += ["--symlink", os.readlink(target), str(target)]
+        elif target.is_dir():
+            cmd += ["--ro-bind", str(target), str(target)]
+    for path in _readable_roots():
+        if not path.startswith(("/usr/", "/etc/", "/tmp/")) and path != "/tmp":
+            cmd += ["--ro-bind", path, path]
+    for key, value in _ENV.items():
+        cmd += ["--setenv", key, value]
+    return cmd + ["--remount-ro", "/"]          # only /tmp stays writable
+
+
+def _worker_argv() -> list[str]:
+    return [sys.executable, "-I", "-m", "gather_course._worker"]   # -I: no cwd, no user site
+
+
+_probe: dict[str, Isolation] = {}
+_probe_lock = threading.Lock()
+
+
+def isolation() -> Isolation:
+    """The best isolation available here (probed once: bubblewrap must start a process)."""
+    with _probe_lock:
+        if "found" not in _probe:
+            _probe["found"] = _find_isolation()
+        return _probe["found"]
+
+
+def _find_isolation() -> Isolation:
+    if os.environ.get("GATHER_COURSE_NO_SANDBOX", "") not in ("", "0"):
+        return Isolation(PROCESS, "bubblewrap turned off by GATHER_COURSE_NO_SANDBOX")
+    bwrap = shutil.which("bwrap")
+    if not sys.platform.startswith("linux"):
+        return Isolation(PROCESS, f"no sandbox on {sys.platform}: bubblewrap needs Linux")
+    if not bwrap:
+        return Isolation(PROCESS, "bubblewrap is not installed (apt-get install bubblewrap)")
+    try:
+        done = subprocess.run(_bwrap_command(bwrap) + [sys.executable, "-c", "pass"],
+                              capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Isolation(PROCESS, f"bubblewrap did not start: {exc}")
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return Isolation(PROCESS, f"bubblewrap is installed but cannot run here: {why}")
+    return Isolation(SANDBOX, "bubblewrap: no network, no course files, own /tmp and "
+                              "process table, no capabilities")
+
+
+class WorkerDied(Exception):
+    """The worker process ended or stopped answering; the job it had is lost."""
+
+
+class Worker:
+    """One warm zygote. ``run(header, payload)`` runs a job in a fresh child of it."""
+
+    def __init__(self, require_sandbox: bool = False) -> None:
+        level = isolation()
+        if require_sandbox and level.level != SANDBOX:
+            raise GatherCourseError(f"--require-sandbox: grading would run with isolation "
+                                    f"'{level}'. Install bubblewrap (apt-get install "
+                                    "bubblewrap) or leave out --require-sandbox.")
+        bwrap = shutil.which("bwrap")
+        argv = _worker_argv()
+        if level.level == SANDBOX and bwrap:
+            argv = _bwrap_command(bwrap) + argv
+            env = None
+        else:
+            env = {**_ENV, "PATH": os.environ.get("PATH", _ENV["PATH"])}
+        self.isolation = level
+        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, env=env, cwd="/",
+                                      start_new_session=True)
+        assert self._proc.stdin and self._proc.stdout
+        self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
+        hello = self._receive(timeout=120)[0]
+        if not hello.get("ready"):
+            self.close()
+            raise GatherCourseError("the grading worker did not start.")
+
+    def _receive(self, timeout: float) -> tuple[dict, bytes]:
+        box: dict[str, Any] = {}
+
+        def read() -> None:
+            try:
+                box["frame"] = read_frame(self._out)
+            except (EOFError, OSError, ValueError) as exc:
+                box["error"] = exc
+
+        reader = threading.Thread(target=read, daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if "frame" in box:
+            return box["frame"]
+        self.close()
+        raise WorkerDied("stopped answering" if reader.is_alive() else "ended")
+
+    def run(self, header: dict, payload: bytes = b"") -> tuple[dict, bytes]:
+        """Send one job and wait for its reply (the zygote enforces the job's limits)."""
+        try:
+            write_frame(self._in, header, payload)
+        except OSError:
+            self.close()
+            raise WorkerDied("ended") from None
+        return self._receive(timeout=float(header["job_limit"]) + 30)
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            try:
+                os.killpg(self._proc.pid, 9)
+            except OSError:
+                pass
+            self._proc.kill()
+        self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            try:
+                stream.close()  # type: ignore[union-attr]
+            except OSError:
+                pass
