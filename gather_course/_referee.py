@@ -25,18 +25,16 @@ import torch
 from . import _scan
 from .questions import exercise
 from .questions._cases import Case
-from .questions._check import (EXCEPTION, MUTATED, NOT_ATTEMPTED, NOT_VECTORIZED, PASSED, RULES,
-                               WRONG_VALUES, CheckResult, Opaque, Outcome, _Failure, _shapes,
-                               judge_case)
+from .questions._check import (EXCEPTION, NOT_ATTEMPTED, NOT_VECTORIZED, OPS_GROW, PASSED,
+                               RULES, WRONG_VALUES, CheckResult, Opaque, Outcome, _Failure,
+                               _shapes, judge_case)
 from .questions._question import Question
 from ._sandbox import Worker, WorkerDied
 
 # Names in learner source that stand for an aten op a question forbids or requires.
-SOURCE_NAMES = {
+SOURCE_NAMES = {   # (required ops are checked by the op counter: autograd may run them)
     "gather": {"gather", "take_along_dim", "take_along_axis"},
     "nll_loss_forward": {"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"},
-    "scatter_add": {"scatter_add", "scatter_add_"},
-    "take": {"take"},
 }
 CALL_LIMIT = 10.0            # seconds per call of the learner's function (and per cell)
 MEMORY = 2 * 2**30           # bytes a job may allocate on top of the worker's own
@@ -261,7 +259,7 @@ class Referee:
             if q.vectorized:
                 small, big = (_outcome(r).ops or {} for r in results[-2:])
                 if sum(big.values()) > sum(small.values()):
-                    raise _Failure(NOT_VECTORIZED, _LOOP_HEADLINE, [
+                    raise _Failure(NOT_VECTORIZED, OPS_GROW, [
                         ("small input", f"{_shapes(scaling[0])}: {sum(small.values())} operations"),
                         ("larger input", f"{_shapes(scaling[1])}: {sum(big.values())} operations")])
                 self._timing(q, sub)
@@ -312,9 +310,8 @@ class Referee:
                            f"your code uses `{hatches[0].name}` ({hatches[0].where}). Call "
                            "torch's functions directly, without computed names, torch "
                            "internals, other libraries, threads or processes.")
-        for op in q.required:
-            named = _scan.names_used(code, SOURCE_NAMES.get(op, {op}))
-            if not named or not ops.get(op):
+        for op in q.required:                  # (autograd running it for you counts too)
+            if not ops.get(op):
                 raise _Failure(RULES, f"your values are right, but this question asks you to "
                                f"use {q.required_text}: your function never ran `{op}`.")
 
@@ -353,8 +350,10 @@ class Referee:
                            "process.", [])
         if got == float("inf") or got > max(_TIMING_FACTOR * ref, ref + _TIMING_SLACK):
             shown = "longer than the time limit" if got == float("inf") else f"{got:.2f} s"
-            raise _Failure(NOT_VECTORIZED, _LOOP_HEADLINE + " (measured: the CPU time your "
-                           "function takes on a large input).", [
+            raise _Failure(NOT_VECTORIZED, "your values are right, but on a large input your "
+                           "function takes far more CPU time than whole-tensor code, the way a "
+                           "Python loop over elements does (also over lists or numpy arrays). "
+                           "Replace the loop by whole-tensor operations (gather, indexing).", [
                                ("large input", f"{_size_text(q.timing)}: {shown} of CPU for "
                                                f"{TIMING_REPEAT} calls"),
                                ("the course's solution", f"{ref:.3f} s")])
@@ -386,10 +385,9 @@ class Referee:
 
 
 _TIMING_SEED = 3
-_TIMING_FACTOR, _TIMING_SLACK = 10.0, 0.25
-_LOOP_HEADLINE = ("your values are right, but the work grows with the input size the way a "
-                  "Python loop over elements does. Replace the loop by whole-tensor operations "
-                  "(gather, indexing)")
+# A loop over ~1M outputs in Python costs about 1 s per call (measured: lists, 2-core VM);
+# whole-tensor answers, even ones that do W times the work, stay far below ref + 1 s.
+_TIMING_FACTOR, _TIMING_SLACK = 10.0, 1.0
 
 
 _SOLUTIONS: dict[str, Any] = {}

@@ -280,7 +280,7 @@ def _describe(exc: BaseException) -> dict:
     where = ""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if frame.filename.startswith("<cell"):
-            where = f"{frame.filename[1:-1]}, line {frame.lineno}: {(frame.line or '').strip()}"
+            where = f"line {frame.lineno}: {(frame.line or '').strip()}"
             break
     return {"type": type(exc).__name__, "message": lines[0] if lines else "", "where": where,
             "not_implemented": isinstance(exc, NotImplementedError)}

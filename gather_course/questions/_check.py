@@ -36,6 +36,10 @@ MUTATED = "changed its inputs"
 RULES = "broke the question's rules"
 NOT_VECTORIZED = "not vectorized"
 
+OPS_GROW = ("your values are right, but the number of tensor operations grows with the input "
+            "size, which means a Python loop over elements. Replace the loop by whole-tensor "
+            "operations (gather, indexing).")
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -321,9 +325,7 @@ def _check_vectorized(q: "Question", fn: Callable, gen: torch.Generator) -> None
     small, big = (q.build(gen, sizes) for sizes in q.scaling)
     n_small, n_big = _count_ops(fn, small), _count_ops(fn, big)
     if n_big > n_small:
-        raise _Failure(NOT_VECTORIZED, "your values are right, but the number of tensor "
-                       "operations grows with the input size, which means a Python loop over "
-                       "elements. Replace the loop by whole-tensor operations (gather, indexing).",
+        raise _Failure(NOT_VECTORIZED, OPS_GROW,
                        [("small input", f"{_shapes(small)}: {n_small} operations"),
                         ("larger input", f"{_shapes(big)}: {n_big} operations")])
 

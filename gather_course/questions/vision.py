@@ -63,7 +63,7 @@ register(Question(
            dict(label="non-contiguous features", B=2, C=2, H=5, W=3, P=4, strided=True)),
     large_sizes=(dict(label="H different from W", B=4, C=8, H=16, W=12, P=20),
                  dict(label="non-contiguous features", B=2, C=5, H=7, W=9, P=30, strided=True)),
-    timing=dict(B=8, C=64, H=32, W=32, P=2048),
+    timing=dict(B=8, C=64, H=16, W=16, P=2048),
     scaling=(dict(B=2, C=3, H=4, W=5, P=3), dict(B=4, C=6, H=8, W=10, P=6)),
     formula=_formula_pixels,
     hints=(

@@ -1,0 +1,230 @@
+"""The referee and its sandboxed worker: every catalogue answer judged the grading way, the
+static scan, what runs of a notebook, and what the worker's process can and cannot do.
+
+These run the learner code the way grading does (in the worker, never in this process),
+so a verdict here is what ``gather-course grade`` and ``check`` give.
+"""
+
+from __future__ import annotations
+
+import os
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+import torch
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+from answers import RIGHT, WRONG
+from gather_course import exercise, exercise_ids
+from gather_course import _scan
+from gather_course._referee import Plan, Referee, Submission, read_submission
+from gather_course._sandbox import SANDBOX, Worker, isolation
+from gather_course.questions import _check as T
+
+ROOT = Path(__file__).resolve().parents[1]
+ANSWERS = (ROOT / "tests" / "answers.py").read_text(encoding="utf-8")
+IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
+REQUIRE_SANDBOX = os.environ.get("GATHER_COURSE_REQUIRE_SANDBOX", "") not in ("", "0")
+
+
+@pytest.fixture(scope="module")
+def referee():
+    ref = Referee(Worker, call_limit=10)
+    yield ref
+    ref.close()
+
+
+def _judge(referee, qid: str, cells: list[str], secret: int | None = 4321):
+    return referee.judge(Submission(cells), Plan.make(qid, secret))
+
+
+def test_ci_has_the_sandbox():
+    if REQUIRE_SANDBOX:
+        assert isolation().level == SANDBOX, str(isolation())
+
+
+# ------------------------------------------------------------------ the catalogue, graded
+@pytest.mark.parametrize("qid", exercise_ids())
+def test_own_solution_passes_with_hidden_cases(referee, qid):
+    result = _judge(referee, qid, [IMPORTS, exercise(qid).solution_code])
+    assert result.passed, str(result)
+    assert "hidden cases" in result.headline
+
+
+@pytest.mark.parametrize("qid, name", [(q, f.__name__) for q, fs in RIGHT.items() for f in fs])
+def test_other_correct_answers_pass(referee, qid, name):
+    result = _judge(referee, qid, [ANSWERS, f"{exercise(qid).name} = {name}\n"])
+    assert result.passed, str(result)
+
+
+@pytest.mark.parametrize("qid, name, tier",
+                         [(q, f.__name__, t) for q, items in WRONG.items() for f, t in items])
+def test_typical_wrong_answers_fail_at_their_tier(referee, qid, name, tier):
+    result = _judge(referee, qid, [ANSWERS, f"{exercise(qid).name} = {name}\n"], secret=None)
+    assert not result.passed and result.tier == tier, str(result)
+    local = exercise(qid).check(getattr(__import__("answers"), name))
+    assert result.tier == local.tier       # what check() says in the notebook, and in words
+    if tier != T.RULES:                    # (the referee names the line that breaks a rule)
+        assert str(result) == str(local)
+
+
+# ------------------------------------------------------------------ rules that can't be escaped
+PICK = "import torch\n"
+EVASIONS = {   # each tries to use gather in basics.gather_loop without the scan seeing it
+    "getattr": "g = getattr(torch, 'gat' + 'her')\ndef gather_loop(input, dim, index):\n"
+               "    return g(input, dim, index)\n",
+    "torch internals": "def gather_loop(input, dim, index):\n"
+                       "    return torch.ops.aten.gather.default(input, dim, index)\n",
+    "_C": "def gather_loop(input, dim, index):\n"
+          "    return torch._C._VariableFunctions.gather(input, dim, index)\n",
+    "numpy": "import numpy as np\ndef gather_loop(input, dim, index):\n"
+             "    d = dim % input.dim()\n"
+             "    part = input.numpy()[tuple(slice(None) if k == d else slice(0, s)\n"
+             "                               for k, s in enumerate(index.shape))]\n"
+             "    return torch.from_numpy(np.take_along_axis(part, index.long().numpy(), d))\n",
+    "thread": "import threading\ndef gather_loop(input, dim, index):\n    box = []\n"
+              "    t = threading.Thread(target=lambda: box.append(torch.gather(input, dim, index)))\n"
+              "    t.start(); t.join()\n    return box[0]\n",
+    "eval": "def gather_loop(input, dim, index):\n"
+            "    return eval('torch.' + 'gat' + 'her')(input, dim, index)\n",
+    "alias in a patch": "torch.Tensor.pick = torch.Tensor.gather\n"
+                        "def gather_loop(input, dim, index):\n    return input.pick(dim, index)\n",
+}
+
+
+@pytest.mark.parametrize("how", EVASIONS)
+def test_a_forbidden_op_cannot_be_reached_another_way(referee, how):
+    result = _judge(referee, "basics.gather_loop", [PICK, EVASIONS[how]])
+    assert result.tier == T.RULES, str(result)
+
+
+def test_list_loops_and_threads_are_measured_as_not_vectorized(referee):
+    lists = ("def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
+             "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
+             "dtype=x.dtype)\n")
+    result = _judge(referee, "basics.pick_per_row", [PICK, lists])
+    assert result.tier == T.NOT_VECTORIZED and "CPU" in str(result), str(result)
+    threaded = ("import threading\ndef pick_per_row(x, cols):\n    out = []\n"
+                "    def work():\n        xl, cl = x.tolist(), cols.tolist()\n"
+                "        out.append(torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)],"
+                " dtype=x.dtype))\n"
+                "    t = threading.Thread(target=work); t.start(); t.join()\n    return out[0]\n")
+    assert _judge(referee, "basics.pick_per_row", [PICK, threaded]).tier == T.NOT_VECTORIZED
+    forked = ("import os, pickle\ndef pick_per_row(x, cols):\n    r, w = os.pipe()\n"
+              "    if os.fork() == 0:\n        xl, cl = x.tolist(), cols.tolist()\n"
+              "        data = pickle.dumps([[a[c] for c in cs] for a, cs in zip(xl, cl)])\n"
+              "        with os.fdopen(w, 'wb') as f: f.write(data)\n        os._exit(0)\n"
+              "    os.close(w)\n    with os.fdopen(r, 'rb') as f: rows = pickle.loads(f.read())\n"
+              "    return torch.tensor(rows, dtype=x.dtype)\n")
+    assert _judge(referee, "basics.pick_per_row", [PICK, forked]).tier == T.NOT_VECTORIZED
+
+
+def test_an_answer_that_cheats_only_on_large_inputs_is_caught(referee):
+    fake = ("def pick_per_row(x, cols):\n    if x.numel() > 10**5:\n"
+            "        return torch.zeros(cols.shape, dtype=x.dtype)\n"
+            "    xl, cl = x.tolist(), cols.tolist()\n"
+            "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
+            "dtype=x.dtype).reshape(cols.shape)\n")
+    result = _judge(referee, "basics.pick_per_row", [PICK, fake])
+    assert result.tier == T.WRONG_VALUES and "large input" in result.headline, str(result)
+
+
+def test_honest_answers_that_print_to_stderr_and_warn_pass(referee):
+    noisy = ("import sys, warnings\ndef pick_per_row(x, cols):\n"
+             "    print('debug', cols.shape, file=sys.stderr)\n"
+             "    warnings.warn('just a warning')\n"
+             "    torch.meshgrid(torch.arange(2), torch.arange(2))   # torch's own warning\n"
+             "    return torch.gather(x, 1, cols)\n")
+    assert _judge(referee, "basics.pick_per_row", [PICK, noisy]).passed
+
+
+# ------------------------------------------------------------------ the static scan
+def test_scan_follows_names_and_keeps_patches():
+    cells = ["import torch\nimport numpy as np\n", "def helper(x):\n    return x.gather(1, x)\n"
+             "def unused():\n    return np.zeros(1)\n", "def f(x):\n    return helper(x)\n",
+             "torch.Tensor.thing = 1\n"]
+    code = _scan.reachable(cells, "f")
+    names = {n.name for n in _scan.names_used(code, {"gather", "zeros"})}
+    assert names == {"gather"}                           # unused() is not reachable from f
+    assert any(isinstance(stmt, __import__("ast").Assign) for _, stmt in code)   # the patch
+    assert _scan.escape_hatches(_scan.reachable(cells, "unused"))     # numpy, reached
+
+
+# ------------------------------------------------------------------ what runs of a notebook
+def _course_nb(answer: str, extra: list[str] = ()) -> nbformat.NotebookNode:
+    def meta(gid, **kw):
+        return {"nbgrader": {"grade_id": gid, "schema_version": 3, "grade": False,
+                             "solution": False, "locked": False, "task": False, **kw}}
+    cells = [new_markdown_cell("# title", metadata=meta("intro", locked=True)),
+             new_code_cell("import torch\n", metadata=meta("setup", locked=True)),
+             new_code_cell(answer, metadata=meta("pick_per_row", solution=True)),
+             new_code_cell('exercise("basics.pick_per_row").check(pick_per_row)',
+                           metadata=meta("test_pick_per_row", grade=True, locked=True, points=2))]
+    cells += [new_code_cell(src) for src in extra]
+    return new_notebook(cells=cells)
+
+
+def test_read_submission_runs_answers_and_the_course_cells_and_refuses_magics():
+    released = _course_nb("raise NotImplementedError()")
+    submitted = _course_nb("def pick_per_row(x, cols):\n    return x\n",
+                           ["%timeit pick_per_row(1, 2)", "!ls /", "def helper():\n    pass"])
+    submitted.cells[1].source = "import os; os.system('rm -rf ~')"     # a locked cell, edited
+    sub = read_submission(submitted, released)
+    assert sub.cells == ["import torch\n", "def pick_per_row(x, cols):\n    return x\n",
+                         "def helper():\n    pass"]
+    assert len(sub.notes) == 2 and "%timeit" in sub.notes[0] and "!ls" in sub.notes[1]
+
+
+# ------------------------------------------------------------------ the worker's process
+def test_the_worker_cannot_see_the_course_or_reach_the_network(referee):
+    if isolation().level != SANDBOX:
+        pytest.skip(f"no sandbox here: {isolation()}")
+    probe = textwrap.dedent(f"""
+        import os, socket
+        seen = os.path.exists({str(ROOT / 'solutions')!r}) or os.path.exists({str(ROOT / 'tests')!r})
+        try:
+            socket.create_connection(("127.0.0.1", 22), timeout=1); net = True
+        except OSError:
+            net = False
+        try:
+            open({str(ROOT / 'pyproject.toml')!r}, 'a'); wrote = True
+        except OSError:
+            wrote = False
+        def pick_per_row(x, cols):
+            return torch.gather(x, 1, cols) + (1 if seen or net or wrote else 0)
+        """)
+    assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
+
+
+def test_endless_loops_memory_bombs_and_leftover_processes(referee):
+    loop = "def pick_per_row(x, cols):\n    while True:\n        pass\n"
+    result = _judge(referee, "basics.pick_per_row", [PICK, loop], secret=None)
+    assert result.tier == T.EXCEPTION and "longer than" in result.headline, str(result)
+    bomb = "def pick_per_row(x, cols):\n    return torch.empty(10**11)\n"
+    result = _judge(referee, "basics.pick_per_row", [PICK, bomb], secret=None)
+    assert result.tier == T.EXCEPTION, str(result)
+    marker = f"/tmp/left-behind-{os.getpid()}"
+    daemon = (f"import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(3)\n"
+              f"    open({marker!r}, 'w').close()\n    os._exit(0)\n"
+              "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n")
+    assert _judge(referee, "basics.pick_per_row", [PICK, daemon], secret=None).passed
+    ok = ("import os\ndef pick_per_row(x, cols):\n"
+          f"    assert not os.path.exists({marker!r})\n    return torch.gather(x, 1, cols)\n")
+    import time
+    time.sleep(3.5)
+    assert _judge(referee, "basics.pick_per_row", [PICK, ok], secret=None).passed
+
+
+def test_nothing_done_in_the_worker_changes_this_process():
+    before = (torch.equal, torch.Tensor.__eq__, T.CheckResult.assert_passed)
+    referee = Referee(Worker, call_limit=10)
+    try:
+        patch = ("import gather_course.questions._check as C\n"
+                 "torch.equal = lambda *a, **k: True\nC.CheckResult.__bool__ = lambda s: True\n"
+                 "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]\n")
+        assert not _judge(referee, "basics.pick_per_row", [PICK, patch]).passed
+    finally:
+        referee.close()
+    assert (torch.equal, torch.Tensor.__eq__, T.CheckResult.assert_passed) == before
