@@ -39,6 +39,7 @@ _HATCHES = ["", "///", "xx"]
 
 
 def _lighten(hex_colour: str, amount: float = 0.35) -> tuple[float, float, float]:
+    """``#rrggbb`` mixed with white (``amount`` 0: the colour itself, 1: white)."""
     rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
     return tuple(c + (1 - c) * amount for c in rgb)  # type: ignore[return-value]
 
@@ -55,6 +56,7 @@ def _width_pt(text: str, size: float, bold: bool = False) -> float:
 
 
 def _grid_size(t: torch.Tensor) -> tuple[int, int, int]:
+    """(slices, rows, columns) of a 0-3-D tensor's drawing."""
     shape = (1,) * (3 - t.dim()) + tuple(t.shape)
     return shape[0], shape[1], shape[2]
 
@@ -78,10 +80,12 @@ class _Panel:
 
     @property
     def size(self) -> tuple[int, int, int]:
+        """(slices, rows, columns)."""
         return _grid_size(self.t)
 
     @property
     def height(self) -> float:
+        """Height of the stacked slices, in cells."""
         slices, rows, _ = self.size
         return slices * (rows + _SLICE_GAP) - _SLICE_GAP
 
@@ -94,7 +98,8 @@ class _Panel:
             left = max(left, 0.15 + _width_pt(f"[{slices - 1}]", _SMALL_PT) / unit)
         return left, over
 
-    def draw(self, ax: Axes, unit: float) -> None:
+    def draw(self, ax: Axes) -> None:
+        """Cells, values, source labels, slice labels and title, at ``self.x0``."""
         slices, rows, cols = self.size
         for s in range(slices):
             if slices > 1:
@@ -158,6 +163,7 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
     out = torch.gather(inp, d, idx)
 
     def source_label(s: tuple[int, ...]) -> str:
+        """``in[1][1]``; ``in[0,2,1]`` for 3-D, shorter so cells stay narrow."""
         return f"in{fmt_pos(s)}" if len(s) < 3 else f"in[{','.join(map(str, s))}]"
 
     panels = [
@@ -195,7 +201,7 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
     if own:
         ax = Figure().add_axes((0, 0, 1, 1))
     for panel in panels:
-        panel.draw(ax, unit)
+        panel.draw(ax)
     if axis == 2:
         ax.add_patch(FancyArrowPatch((0, arrow_y), (cols, arrow_y), arrowstyle="-|>",
                                      mutation_scale=12, color="#c0392b", linewidth=1.5))
