@@ -110,7 +110,7 @@ def read_submission(nb: Any, reference: Any) -> Submission:
     return Submission(missing + run, notes)
 
 
-def test_cells(nb: Any) -> list[tuple[str, str, float]]:
+def graded_cells(nb: Any) -> list[tuple[str, str, float]]:
     """(test cell's grade_id, question id, points) of a course notebook, in order."""
     found = []
     for cell in nb.cells:
@@ -306,10 +306,11 @@ class Referee:
         if hatches:
             rule = (f"no {q.forbidden_text}" if q.forbidden else f"use {q.required_text}")
             raise _Failure(RULES, f"your values are right, but this question's rule ({rule}) "
-                           "is checked on code that calls functions by their names, in torch: "
-                           f"your code uses `{hatches[0].name}` ({hatches[0].where}). Call "
-                           "torch's functions directly, without computed names, torch "
-                           "internals, other libraries, threads or processes.")
+                           "is checked on the code your function can reach (what it calls, and "
+                           "every top-level statement of the notebook), which must call torch's "
+                           f"functions by their names: your code uses `{hatches[0].name}` "
+                           f"({hatches[0].where}). Leave out computed names, torch internals, "
+                           "other libraries, threads and processes.")
         for op in q.required:                  # (autograd running it for you counts too)
             if not ops.get(op):
                 raise _Failure(RULES, f"your values are right, but this question asks you to "

@@ -1,15 +1,18 @@
-"""The whole grading round trip with nbgrader's real gradebook, in a temporary copy of the course.
+"""The whole grading round trip: the real ``gather-course grade``, nbgrader's real gradebook, in a
+temporary copy of the course, with a class of honest, wrong, broken and dishonest students.
 
 For every assignment: the solution scores full marks, the untouched student notebook 0, and a
-typical wrong answer loses exactly its question's points. For one assignment, the dishonest and
-broken submissions: an edited or deleted test cell, patched torch or checker, an endless loop,
-a loop that ignores interrupts. Then the feedback HTML is searched for the hidden tests.
+typical wrong answer loses exactly its question's points. On ``basics``, a class of cheats: each
+in-process trick, attacks on the machine, rule evasions, and honest answers that print to
+stderr and warn. Honest students are spread between them: none may lose a point to a
+classmate, and no file outside the student's own sandbox may change.
 """
 
 from __future__ import annotations
 
 import copy
 import csv
+import hashlib
 import inspect
 import shutil
 import subprocess
@@ -23,24 +26,20 @@ import pytest
 
 from answers import WRONG
 from gather_course import exercise
-from gather_course._course import assignments
-from test_course import qid_of
+from gather_course._course import assignments, nbgrader_api
+from gather_course._referee import graded_cells
+from gather_course._sandbox import SANDBOX, isolation
 
 ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = assignments(ROOT)
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
-CELL_TIMEOUT = 8
+CALL_TIMEOUT = 3
+SANDBOXED = isolation().level == SANDBOX
 
 
-def _questions(nb) -> list[tuple[str, str, float]]:
+def _questions(nb) -> list[tuple[str, str, str, float]]:
     """(question id, answer cell id, test cell id, points) in notebook order."""
-    found = []
-    for cell in nb.cells:
-        meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade"):
-            found.append((qid_of(cell), meta["grade_id"].removeprefix("test_"), meta["grade_id"],
-                          float(meta["points"])))
-    return found
+    return [(qid, gid.removeprefix("test_"), gid, points) for gid, qid, points in graded_cells(nb)]
 
 
 def _typical_wrong(qid: str) -> str:
@@ -58,7 +57,8 @@ def _solution(qid: str) -> str:
     return IMPORTS + exercise(qid).solution_code
 
 
-def _fill(nb, answers: dict[str, str], tests: dict[str, str | None] | None = None):
+def _fill(nb, answers: dict[str, str], tests: dict[str, str | None] | None = None,
+          extra: list[str] = ()):
     nb = copy.deepcopy(nb)
     tests = tests or {}
     cells = []
@@ -71,11 +71,95 @@ def _fill(nb, answers: dict[str, str], tests: dict[str, str | None] | None = Non
                 continue                                   # the learner deleted it
             cell.source = tests[gid]
         cells.append(cell)
+    cells += [nbformat.v4.new_code_cell(src) for src in extra]
     nb.cells = cells
     return nb
 
 
-def _submissions(assignment: str) -> dict[str, object]:
+# -- the dishonest class of basics: what each one tries ------------------------------------------
+FAKE = "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]].clone()\n"   # wrong values
+IN_PROCESS = {
+    # make every comparison say "equal"
+    "patches_torch": "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
+                     "torch.isclose = lambda a, b, **k: torch.ones(torch.broadcast_shapes("
+                     "a.shape, b.shape), dtype=torch.bool)\n"
+                     "torch.Tensor.__eq__ = lambda a, b: torch.ones_like(a, dtype=torch.bool)\n",
+    # replace the checker's own verdict and registry
+    "patches_checker": "import gather_course.questions._check as C\n"
+                       "import gather_course.questions._question as Q\n"
+                       "C.CheckResult.__bool__ = lambda self: True\n"
+                       "C.CheckResult.passed = True\nC.run_check = lambda *a, **k: None\n"
+                       "Q._REGISTRY.clear()\n",
+    # look up the caller's frames for the expected values and return those
+    "reads_frames": "import sys\ndef pick_per_row(x, cols):\n    f = sys._getframe(1)\n"
+                    "    while f is not None:\n        for k in ('expected', 'exp', 'e'):\n"
+                    "            if k in f.f_locals:\n                return f.f_locals[k]\n"
+                    "        f = f.f_back\n    return x[:, :cols.shape[1]].clone()\n",
+    # rebuild the public battery from seed 0 and answer it from a table (hidden cases differ)
+    "replays_seeds": "from gather_course import exercise\nimport torch\n_q = exercise('basics.pick_per_row')\n"
+                     "_g = torch.Generator().manual_seed(0)\n"
+                     "_table = {}\nfor _s in _q.sizes:\n    _c = _q.build(_g, _s)\n"
+                     "    _x, _i = _c.inputs.values()\n"
+                     "    _table[(_x.shape, _i.shape, float(_x.sum()))] = _q.spec(_x, _i)\n"
+                     "def pick_per_row(x, cols):\n"
+                     "    return _table.get((x.shape, cols.shape, float(x.sum())), x[:, :cols.shape[1]].clone())\n",
+    # torch function / dispatch modes that rewrite every result
+    "function_mode": "from torch.overrides import TorchFunctionMode\n"
+                     "class M(TorchFunctionMode):\n    def __torch_function__(self, f, t, a=(), k=None):\n"
+                     "        if f in (torch.equal, torch.allclose): return True\n"
+                     "        return f(*a, **(k or {}))\nM().__enter__()\n",
+    "dispatch_mode": "from torch.utils._python_dispatch import TorchDispatchMode\n"
+                     "class D(TorchDispatchMode):\n    def __torch_dispatch__(self, f, t, a=(), k=None):\n"
+                     "        if 'eq' in str(f) or 'isclose' in str(f):\n"
+                     "            return torch.ones(a[0].shape, dtype=torch.bool)\n"
+                     "        return f(*a, **(k or {}))\nD().__enter__()\n",
+    # IPython hooks and builtins: rewrite how later cells run, make isinstance lie
+    "ipython_hooks": "ip = get_ipython()\nip.events.register('pre_run_cell', lambda *a: None)\n",
+    "builtins": "import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.type = lambda *a: object\n",
+    # a subclass that lies about equality
+    "subclass": "class Liar(torch.Tensor):\n    def __eq__(self, o):\n"
+                "        return torch.ones(self.shape, dtype=torch.bool)\n",
+}
+MACHINE = {
+    # write the gradebook and a classmate's notebook, then stop the grader and leave a process
+    "writes_files": "import glob\nfor p in ['{root}/gradebook.db', '{root}/grades-basics.csv'] + "
+                    "glob.glob('{root}/submitted/*/basics/*.ipynb') + glob.glob('/tmp/**/*.ipynb', "
+                    "recursive=True):\n    try:\n        open(p, 'w').write('overwritten')\n"
+                    "    except OSError:\n        pass\n",
+    "kills_grader": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
+                    "os.kill(-1, signal.SIGKILL)\n",
+    "leaves_process": "import os, time\nif os.fork() == 0:\n    os.setsid()\n    while True:\n"
+                      "        time.sleep(0.1)\n",
+    "memory_bomb": "hog = bytearray(64 * 2**30)\n",
+    "endless_loop": "def pick_per_row(x, cols):\n    while True:\n        pass\n",
+    "ignores_signals": "import signal\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGXCPU):\n"
+                       "    signal.signal(s, signal.SIG_IGN)\n"
+                       "def pick_per_row(x, cols):\n    while True:\n        pass\n",
+}
+EVASIONS = {   # gather_loop forbids gather: each reaches it anyway (question 2 must score 0)
+    "evades_getattr": "g = getattr(torch, 'gat' + 'her')\n"
+                      "def gather_loop(input, dim, index):\n    return g(input, dim, index)\n",
+    "evades_internals": "def gather_loop(input, dim, index):\n"
+                        "    return torch.ops.aten.gather.default(input, dim, index)\n",
+    "evades_thread": "import threading\ndef gather_loop(input, dim, index):\n    box = []\n"
+                     "    t = threading.Thread(target=lambda: box.append(torch.gather(input, dim, "
+                     "index)))\n    t.start(); t.join()\n    return box[0]\n",
+    "evades_numpy": "import numpy as np\ndef gather_loop(input, dim, index):\n"
+                    "    d = dim % input.dim()\n"
+                    "    part = input.numpy()[tuple(slice(None) if k == d else slice(0, s)\n"
+                    "                               for k, s in enumerate(index.shape))]\n"
+                    "    return torch.from_numpy(np.take_along_axis(part, index.long().numpy(), d))\n",
+}
+LISTS = ("def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
+         "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
+         "dtype=x.dtype).reshape(cols.shape)\n")
+NOISY = ("import sys, warnings\ndef pick_per_row(x, cols):\n"
+         "    print('debugging', cols.shape, file=sys.stderr)\n    warnings.warn('a warning')\n"
+         "    torch.meshgrid(torch.arange(2), torch.arange(2))     # torch warns: indexing=\n"
+         "    return torch.gather(x, 1, cols)\n")
+
+
+def _submissions(assignment: str, root: Path) -> dict[str, object]:
     student_nb = nbformat.read(ROOT / "exercises" / assignment / f"{assignment}.ipynb", 4)
     qs = _questions(student_nb)
     right = {cell: _solution(qid) for qid, cell, _, _ in qs}
@@ -91,53 +175,54 @@ def _submissions(assignment: str) -> dict[str, object]:
     if assignment != "basics":
         return subs
     first, test = qs[0][1], qs[0][2]
-    bad = {**right, first: wrong[first]}
-    fake = "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]].clone()\n"
     subs.update({
-        "edits_test": _fill(student_nb, bad, {test: "pass"}),
-        "deletes_test": _fill(student_nb, bad, {test: None}),
-        "patches_torch": _fill(student_nb, {**right, first: (
-            "import torch\n"
-            "torch.allclose = lambda *a, **k: True\n"
-            "torch.equal = lambda *a, **k: True\n"
-            "torch.isclose = lambda a, b, **k: torch.ones(torch.broadcast_shapes(a.shape, "
-            "b.shape), dtype=torch.bool)\n" + fake)}),
-        "patches_checker": _fill(student_nb, {**right, first: (
-            "import gather_course\n"
-            "from gather_course.questions._check import CheckResult\n"
-            "CheckResult.assert_passed = lambda self: self\n"
-            "CheckResult.__bool__ = lambda self: True\n" + fake)}),
-        "endless_loop": _fill(student_nb, {**right, first: (
-            "def pick_per_row(x, cols):\n    while True:\n        pass\n")}),
-        "ignores_interrupt": _fill(student_nb, {**right, first: (
-            "import signal\n"
-            "def pick_per_row(x, cols):\n"
-            "    signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-            "    while True:\n        pass\n")}),
+        "edits_test": _fill(student_nb, right, {test: "pass"}),
+        "deletes_test": _fill(student_nb, right, {test: None}),
+        "magic_in_answer": _fill(student_nb, right, extra=["%timeit pick_per_row(1, 2)",
+                                                           "!cat /etc/passwd"]),
+        "noisy_but_right": _fill(student_nb, {**right, first: IMPORTS + NOISY}),
+        "lists_not_vectorized": _fill(student_nb, {**right, first: IMPORTS + LISTS}),
+        "corrupt": "{ not a notebook",
     })
+    for n, (name, code) in enumerate({**IN_PROCESS, **MACHINE}.items()):
+        code = code.replace("{root}", str(root))
+        body = code if "def pick_per_row" in code else code + FAKE
+        subs[name] = _fill(student_nb, {**right, first: IMPORTS + body})
+        subs[f"honest_{n:02d}"] = _fill(student_nb, right)         # a classmate after each one
+    loop_cell = qs[1][1]
+    for name, code in EVASIONS.items():
+        subs[name] = _fill(student_nb, {**right, loop_cell: IMPORTS + code})
     return subs
 
 
-def _grade(assignment: str, base: Path) -> tuple[Path, subprocess.CompletedProcess]:
+def _grade(assignment: str, base: Path) -> tuple[Path, subprocess.CompletedProcess, dict]:
     root = base / assignment
     root.mkdir()
     for folder in ("solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder)
     shutil.copy2(ROOT / "nbgrader_config.py", root)
-    for student, nb in _submissions(assignment).items():
+    for student, nb in _submissions(assignment, root).items():
         folder = root / "submitted" / student / assignment
         folder.mkdir(parents=True)
-        nbformat.write(nb, folder / f"{assignment}.ipynb")
-    done = subprocess.run([sys.executable, "-m", "gather_course.cli", "grade", assignment,
-                           "--course", str(root), "--timeout", str(CELL_TIMEOUT)],
+        if isinstance(nb, str):
+            (folder / f"{assignment}.ipynb").write_text(nb)
+        else:
+            nbformat.write(nb, folder / f"{assignment}.ipynb")
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
+    args = [sys.executable, "-m", "gather_course.cli", "grade", assignment, "--course",
+            str(root), "--timeout", str(CALL_TIMEOUT), "--jobs", "2"]
+    done = subprocess.run(args + (["--require-sandbox"] if SANDBOXED else []),
                           capture_output=True, text=True, timeout=900)
-    return root, done
+    return root, done, before
 
 
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
+    if not SANDBOXED:
+        pytest.skip(f"the class of cheats attacks the machine: it runs only in the sandbox "
+                    f"({isolation()}); install bubblewrap (apt-get install bubblewrap)")
     base = tmp_path_factory.mktemp("course")
-    with ThreadPoolExecutor(max_workers=2) as pool:    # one course copy per assignment
+    with ThreadPoolExecutor(max_workers=1) as pool:     # each grade already uses both cores
         results = dict(zip(ASSIGNMENTS, pool.map(lambda a: _grade(a, base), ASSIGNMENTS)))
     return results
 
@@ -153,16 +238,17 @@ def _expected(assignment: str) -> list[tuple[str, str, str, float]]:
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_grading_runs_and_reports_every_student(graded, assignment):
-    root, done = graded[assignment]
+    root, done, _ = graded[assignment]
     assert done.returncode == 0, done.stdout + done.stderr
     rows = _csv(root, assignment)
     assert {"solution", "untouched", "wrong_odd", "wrong_even"} <= set(rows)
     assert f"submissions graded; scores in {root / f'grades-{assignment}.csv'}" in done.stdout
+    assert "isolation: sandbox" in done.stdout
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_solution_full_marks_untouched_zero(graded, assignment):
-    root, _ = graded[assignment]
+    root, _, _ = graded[assignment]
     rows = _csv(root, assignment)
     total = sum(p for *_, p in _expected(assignment))
     assert float(rows["solution"]["score"]) == float(rows["solution"]["max_score"]) == total
@@ -172,7 +258,7 @@ def test_solution_full_marks_untouched_zero(graded, assignment):
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)
 def test_a_typical_wrong_answer_loses_exactly_its_points(graded, assignment):
-    root, _ = graded[assignment]
+    root, _, _ = graded[assignment]
     rows = _csv(root, assignment)
     for i, (qid, _, test, points) in enumerate(_expected(assignment)):
         wrong_in, right_in = ("wrong_odd", "wrong_even") if i % 2 == 0 else ("wrong_even",
@@ -181,37 +267,81 @@ def test_a_typical_wrong_answer_loses_exactly_its_points(graded, assignment):
         assert float(rows[right_in][test]) == points, (qid, rows[right_in])
 
 
-def test_dishonest_submissions_gain_nothing(graded):
-    root, _ = graded["basics"]
+def _lost_only_first(rows, student):
+    (_, _, first, points), *_ = _expected("basics")
+    full = float(rows["solution"]["score"])
+    return (rows[student]["status"] == "graded" and float(rows[student][first]) == 0
+            and float(rows[student]["score"]) == full - points)
+
+
+@pytest.mark.parametrize("student", sorted(IN_PROCESS))
+def test_in_process_cheats_gain_nothing(graded, student):
+    root, _, _ = graded["basics"]
     rows = _csv(root, "basics")
-    first = _expected("basics")[0][2]
-    for student in ("edits_test", "deletes_test", "patches_torch", "patches_checker"):
-        assert rows[student]["status"] == "graded", rows[student]
-        assert float(rows[student][first]) == 0, (student, rows[student])
-        assert float(rows[student]["score"]) < float(rows["solution"]["score"])
-    # the deleted cell was put back and graded like the others
-    assert float(rows["deletes_test"]["score"]) == float(rows["solution"]["score"]) - \
-        _expected("basics")[0][3]
+    (_, _, first, points), *_ = _expected("basics")
+    assert rows[student]["status"] == "graded" and float(rows[student][first]) == 0
+    assert float(rows[student]["score"]) <= float(rows["solution"]["score"]) - points
 
 
-def test_endless_loops_score_zero_and_the_class_is_still_graded(graded):
-    root, done = graded["basics"]
+@pytest.mark.parametrize("student", sorted(EVASIONS))
+def test_rule_evasions_lose_the_question(graded, student):
+    root, _, _ = graded["basics"]
     rows = _csv(root, "basics")
-    first, points = _expected("basics")[0][2], _expected("basics")[0][3]
-    loop = rows["endless_loop"]
-    assert loop["status"] == "graded" and float(loop[first]) == 0
-    assert float(loop["score"]) == float(rows["solution"]["score"]) - points
-    stubborn = rows["ignores_interrupt"]          # graded 0 for it, or reported as not graded
-    assert float(stubborn["score"]) <= float(rows["solution"]["score"]) - points
-    if stubborn["status"] != "graded":
-        assert stubborn["problem"] and "ignores_interrupt" in done.stdout
-    assert float(rows["solution"]["score"]) > 0     # students after them were graded
+    (_, _, _, _), (_, _, loop_test, points), _ = _expected("basics")
+    assert float(rows[student][loop_test]) == 0
+    assert float(rows[student]["score"]) == float(rows["solution"]["score"]) - points
 
 
-def test_feedback_shows_no_hidden_tests(graded):
-    root, _ = graded["basics"]
-    from gather_course._course import nbgrader_api
+def test_list_loops_are_not_vectorized_and_honest_noise_costs_nothing(graded):
+    root, _, _ = graded["basics"]
+    rows = _csv(root, "basics")
+    assert _lost_only_first(rows, "lists_not_vectorized")
+    assert rows["noisy_but_right"]["score"] == rows["solution"]["score"]
 
+
+def test_attacks_on_the_machine_change_nothing_but_their_own_score(graded):
+    root, done, before = graded["basics"]
+    rows = _csv(root, "basics")
+    full = float(rows["solution"]["score"])
+    honest = [s for s in rows if s.startswith("honest_")]
+    assert len(honest) == len(IN_PROCESS) + len(MACHINE)
+    assert all(float(rows[s]["score"]) == full and rows[s]["status"] == "graded" for s in honest)
+    (_, _, first, points), *_ = _expected("basics")
+    for name in ("writes_files", "leaves_process", "memory_bomb", "endless_loop",
+                 "ignores_signals"):                     # graded, and gained nothing
+        assert rows[name]["status"] == "graded" and float(rows[name][first]) == 0, rows[name]
+        assert float(rows[name]["score"]) <= full - points
+    for name in ("memory_bomb", "endless_loop"):        # no escape hatch: only that question
+        assert _lost_only_first(rows, name), rows[name]
+    killer = rows["kills_grader"]
+    assert killer["status"] == "NOT GRADED" and "grading worker" in killer["problem"]
+    for path, digest in before.items():          # no submission, source or release changed
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
+    assert (root / "gradebook.db").read_bytes()[:15] == b"SQLite format 3"
+
+
+def test_broken_submissions_are_not_graded_with_the_reason(graded):
+    root, done, _ = graded["basics"]
+    rows = _csv(root, "basics")
+    assert rows["edits_test"]["status"] == "NOT GRADED" and "was edited" in rows["edits_test"]["problem"]
+    assert "was deleted" in rows["deletes_test"]["problem"]
+    assert "not a readable notebook" in rows["corrupt"]["problem"]
+    assert rows["magic_in_answer"]["score"] == rows["solution"]["score"]    # refused, noted
+    assert "%timeit" in done.stdout and "IPython syntax" in done.stdout
+
+
+def test_the_gradebook_has_the_scores_and_the_secret_stays_in_the_log(graded):
+    root, _, _ = graded["basics"]
+    from nbgrader.api import Gradebook
+
+    rows = _csv(root, "basics")
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        for student in ("solution", "wrong_odd", "edits_test"):
+            assert gb.find_submission("basics", student).score == float(rows[student]["score"])
+        flagged = gb.find_submission("basics", "edits_test").needs_manual_grade
+    assert flagged                                    # formgrader shows it needs a look
+    log = (root / "grading-log.jsonl").read_text()
+    seed = str(__import__("json").loads(log.splitlines()[-1])["secret_seed"])
     with nbgrader_api(root) as api:
         result = api.generate_feedback("basics")
     assert result["success"], result.get("error")
@@ -219,7 +349,7 @@ def test_feedback_shows_no_hidden_tests(graded):
     assert len(pages) >= 8
     for page in pages:
         html = page.read_text(encoding="utf-8")
-        for secret in ("HIDDEN TESTS", "_grading", "grade(&quot;", 'grade("', "seeds"):
+        for secret in (seed, "HIDDEN TESTS", "_grading", "secret"):
             assert secret not in html, (page, secret)
     wrong = (root / "feedback" / "wrong_odd" / "basics" / "basics.html").read_text()
-    assert "FAILED" in wrong                         # the check's message is kept
+    assert "FAILED" in wrong and "first wrong element" in wrong      # the verdict, in full
