@@ -154,3 +154,10 @@ def test_environment_yml_builds_on_binder_as_it_stands():
     assert "python=3.11" in env["dependencies"]          # repo2docker reads an exact x.y
     assert env["channels"] == ["conda-forge"]
     assert not (ROOT / "binder").exists() and not (ROOT / ".binder").exists()   # would win
+
+
+def test_cpu_ci_installs_the_sandbox_and_refuses_to_skip_it():
+    script = (ROOT / ".ci" / "run").read_text()
+    assert "apt-get install -y -qq bubblewrap" in script
+    assert "export GATHER_COURSE_REQUIRE_SANDBOX=1" in script
+    assert script.index("GATHER_COURSE_REQUIRE_SANDBOX") < script.index("python -m pytest")

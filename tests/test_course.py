@@ -19,7 +19,6 @@ from gather_course import GatherCourseError, exercise, exercise_ids
 from gather_course._course import course_root, release
 from gather_course.cli import main
 from gather_course.questions import _check
-from gather_course.questions._grading import grade, tampered
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "solutions").glob("*/*.ipynb"))
@@ -75,9 +74,10 @@ def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
         assert answer.source.startswith(f"def {q.name}({q.args[0]}")
         assert "### BEGIN SOLUTION" in answer.source
         assert meta["locked"] and meta["points"] > 0 and meta["grade_id"] == f"test_{q.name}"
-        visible, hidden = cell.source.split("### BEGIN HIDDEN TESTS")
-        assert f'exercise("{qid}").check({q.name}).assert_passed()' in visible
-        assert f'grade("{qid}", {q.name})' in hidden and "### END HIDDEN TESTS" in hidden
+        assert f'exercise("{qid}").check({q.name}).assert_passed()' in cell.source
+        assert "HIDDEN TESTS" not in cell.source      # the referee holds the hidden cases
+        task = cells[i - 2][0].source
+        assert (q.rules in task) if q.rules else "**Rules:**" not in task
         tests[meta["grade_id"]] = meta["points"]
     assert nb.metadata["gather_course"] == {"assignment": path.parent.name, "tests": tests}
 
@@ -122,47 +122,7 @@ def test_release_refuses_a_folder_that_is_not_the_course(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-# ------------------------------------------------------------------ the hidden-test guard
-def test_guard_sees_nothing_on_an_untouched_checker_and_grades_right_and_wrong():
-    assert tampered() == []
-    grade("basics.pick_per_row", lambda x, cols: torch.gather(x, 1, cols))
-    with pytest.raises(AssertionError, match="(?s)Hidden test.*wrong values"):
-        grade("basics.pick_per_row", lambda x, cols: torch.gather(x, 1, cols) + 1)
-
-
-@pytest.mark.parametrize("target, name, fake", [
-    (torch, "equal", lambda *a, **k: True),
-    (torch, "allclose", lambda *a, **k: True),
-    (torch, "isclose", lambda a, b, **k: torch.ones(a.shape, dtype=torch.bool)),
-    (torch.Tensor, "__eq__", lambda self, other: torch.ones(self.shape, dtype=torch.bool)),
-    (torch.Tensor, "all", lambda self, *a: torch.tensor(True)),
-    (_check.CheckResult, "assert_passed", lambda self: self),
-    (_check, "run_check", lambda *a: None),
-    (_check, "_compare_one", lambda *a: None),
-])
-def test_guard_refuses_to_grade_after_a_patch(monkeypatch, target, name, fake):
-    monkeypatch.setattr(target, name, fake)
-    assert tampered()
-    with pytest.raises(AssertionError, match="replaced parts of the checker"):
-        grade("basics.pick_per_row", lambda x, cols: x[:, :cols.shape[1]].clone())
-
-
-def test_guard_sees_a_code_swap_a_registry_swap_and_a_patch_made_inside_the_answer(monkeypatch):
-    monkeypatch.setattr(_check._compare_one, "__code__", (lambda *a: None).__code__)
-    assert any("_compare_one" in t for t in tampered())
-    monkeypatch.undo()
-    from gather_course.questions import _question
-    monkeypatch.setitem(_question._REGISTRY, "basics.pick_per_row", exercise("nlp.label_scores"))
-    assert any("_REGISTRY" in t for t in tampered())
-    monkeypatch.undo()
-
-    def sneaky(x, cols):
-        monkeypatch.setattr(torch, "equal", lambda *a, **k: True)
-        return torch.gather(x, 1, cols)
-    with pytest.raises(AssertionError, match="while your function ran"):
-        grade("basics.pick_per_row", sneaky)
-
-
+# ------------------------------------------------------------------ the in-notebook check
 def test_a_tensor_subclass_cannot_fake_equality():
     class Liar(torch.Tensor):
         def __eq__(self, other):
@@ -208,7 +168,7 @@ def test_check_explains_wrong_answers_edited_and_deleted_tests_and_endless_loops
     assert done.returncode == 1
     out = done.stdout
     assert "pick_per_row" in out and "this test cell was edited" in out
-    assert "ran too long" in out
+    assert "longer than 5 s" in out
     assert "reverse_index" in out and "was deleted" in out and "0/8 points" in out
 
 

@@ -14,6 +14,7 @@ import copy
 import csv
 import hashlib
 import inspect
+import os
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,7 @@ ASSIGNMENTS = assignments(ROOT)
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 CALL_TIMEOUT = 3
 SANDBOXED = isolation().level == SANDBOX
+REQUIRE_SANDBOX = os.environ.get("GATHER_COURSE_REQUIRE_SANDBOX", "") not in ("", "0")
 
 
 def _questions(nb) -> list[tuple[str, str, str, float]]:
@@ -219,6 +221,8 @@ def _grade(assignment: str, base: Path) -> tuple[Path, subprocess.CompletedProce
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     if not SANDBOXED:
+        if REQUIRE_SANDBOX:
+            pytest.fail(f"GATHER_COURSE_REQUIRE_SANDBOX is set but grading has {isolation()}")
         pytest.skip(f"the class of cheats attacks the machine: it runs only in the sandbox "
                     f"({isolation()}); install bubblewrap (apt-get install bubblewrap)")
     base = tmp_path_factory.mktemp("course")
