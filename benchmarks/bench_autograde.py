@@ -1,99 +1,102 @@
-"""What autograding one submitted notebook costs, as a ratio to running a bare torch notebook.
+"""What grading one submission costs: stock ``nbgrader autograde`` against ``gather-course grade``.
 
-    python benchmarks/bench_autograde.py [--repeat 3]
+    python benchmarks/bench_autograde.py [--students 12] [--assignment basics] [--jobs N]
 
-In a temporary copy of the course, each assignment's solution is submitted by `--repeat`
-students and autograded one at a time through nbgrader's API (as `gather-course grade`
-does). The baseline is nbclient executing a notebook whose only cell is `import torch`.
-Both are medians of wall-clock seconds measured in this one run, on this machine.
+Both grade the same class (``--students`` copies of the assignment's solution) in two
+temporary copies of the course, in this one run, on this machine:
+
+- stock: ``nbgrader autograde ASSIGNMENT`` (one kernel per notebook, one after another);
+- referee: ``gather-course grade ASSIGNMENT --jobs N`` (warm sandboxed workers, hidden cases,
+  the CPU-time measurement, then nbgrader's gradebook without execution).
+
+Each prints wall-clock seconds per submission (the whole command divided by the class size,
+start-up included) and the ratio referee / stock. Both must give every student full marks.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import os
 import shutil
-import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
-from nbformat.v4 import new_code_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gather_course._course import assignments, nbgrader_api  # noqa: E402
-from gather_course.benchmark import machine  # noqa: E402
+from gather_course.benchmark import machine  # noqa: E402  (after the path is set)
 
 
-def bare_notebook_seconds(repeat: int) -> list[float]:
-    times = []
-    for _ in range(repeat + 1):                                  # the first one warms up
-        nb = new_notebook(cells=[new_code_cell("import torch")])
-        start = time.perf_counter()
-        NotebookClient(nb, kernel_name="python3", timeout=120).execute()
-        times.append(time.perf_counter() - start)
-    return times[1:]
-
-
-def _solution_submission(student_nb: nbformat.NotebookNode, source_nb) -> nbformat.NotebookNode:
-    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source_nb.cells
+def _course(tmp: Path, assignment: str, students: int) -> Path:
+    root = tmp
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder)
+    shutil.copy2(ROOT / "nbgrader_config.py", root)
+    source = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
                if c.metadata.get("nbgrader", {}).get("solution")}
-    for cell in student_nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers:
-            cell.source = answers[gid]
-    return student_nb
+    for k in range(students):
+        nb = nbformat.read(ROOT / "exercises" / assignment / f"{assignment}.ipynb", 4)
+        for cell in nb.cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid in answers:
+                cell.source = answers[gid]
+        folder = root / "submitted" / f"s{k:03d}" / assignment
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{assignment}.ipynb")
+    return root
 
 
-def autograde_seconds(repeat: int) -> dict[str, list[float]]:
-    found: dict[str, list[float]] = {}
-    with tempfile.TemporaryDirectory(prefix="bench-autograde-") as tmp:
-        root = Path(tmp)
-        for folder in ("solutions", "exercises"):
-            shutil.copytree(ROOT / folder, root / folder)
-        shutil.copy2(ROOT / "nbgrader_config.py", root)
-        names = assignments(root)
-        for name in names:
-            source = nbformat.read(root / "solutions" / name / f"{name}.ipynb", 4)
-            for k in range(repeat):
-                student = nbformat.read(root / "exercises" / name / f"{name}.ipynb", 4)
-                folder = root / "submitted" / f"s{k}" / name
-                folder.mkdir(parents=True)
-                nbformat.write(_solution_submission(student, source), folder / f"{name}.ipynb")
-        with nbgrader_api(root) as api:
-            for name in names:
-                api.generate_assignment(name, force=True, create=True)   # fills the gradebook
-                found[name] = []
-                for k in range(repeat):
-                    start = time.perf_counter()
-                    result = api.autograde(name, f"s{k}", force=True, create=True)
-                    found[name].append(time.perf_counter() - start)
-                    if not result["success"]:
-                        raise SystemExit(f"autograde failed for {name}: {result.get('error')}")
-    return found
+def _timed(args: list[str], cwd: Path) -> float:
+    bin_dir = os.path.dirname(sys.executable)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    start = time.perf_counter()
+    done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    return seconds
+
+
+def _full_marks(root: Path, assignment: str, students: int) -> bool:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
+        subs = [gb.find_submission(assignment, f"s{k:03d}") for k in range(students)]
+        return all(s.score == s.max_score > 0 for s in subs)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--students", type=int, default=12)
+    parser.add_argument("--assignment", default="basics")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args()
-    bare = statistics.median(bare_notebook_seconds(args.repeat))
-    graded = autograde_seconds(args.repeat)
-    print(f"machine: {machine('cpu')}")
-    print(f"bare notebook (import torch), median of {args.repeat}: {bare:.2f} s  (ratio 1.00)")
-    print("| assignment | autograde one notebook (median s) | ratio to bare |")
-    print("|---|---|---|")
-    medians = []
-    for name, times in graded.items():
-        med = statistics.median(times)
-        medians.append(med)
-        print(f"| {name} | {med:.2f} | {med / bare:.2f} |")
-    overall = statistics.median(medians)
-    print(f"| all (median) | {overall:.2f} | {overall / bare:.2f} |")
+    with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
+        stock_root = _course(Path(a), args.assignment, args.students)
+        _timed(["nbgrader", "generate_assignment", args.assignment, "--force"], stock_root)
+        stock = _timed(["nbgrader", "autograde", args.assignment, "--force"], stock_root)
+        stock_ok = _full_marks(stock_root, args.assignment, args.students)
+        ours_root = _course(Path(b), args.assignment, args.students)
+        ours = _timed([sys.executable, "-m", "gather_course.cli", "grade", args.assignment,
+                       "--jobs", str(args.jobs)], ours_root)
+        ours_ok = _full_marks(ours_root, args.assignment, args.students)
+        with open(ours_root / f"grades-{args.assignment}.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+    n = args.students
+    print(f"machine: {machine('cpu')}; {args.students} submissions of {args.assignment}, "
+          f"--jobs {args.jobs}")
+    print("| grader | whole class (s) | per submission (s) | ratio to stock | all full marks |")
+    print("|---|---|---|---|---|")
+    print(f"| stock nbgrader autograde | {stock:.1f} | {stock / n:.2f} | 1.00 | {stock_ok} |")
+    print(f"| gather-course grade | {ours:.1f} | {ours / n:.2f} | {ours / stock:.2f} | "
+          f"{ours_ok and all(r['status'] == 'graded' for r in rows)} |")
 
 
 if __name__ == "__main__":

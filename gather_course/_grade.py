@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from ._course import PROTECTED, RELEASE, SOURCE, known_assignment, nbgrader_api, nbgrader_errors
 from ._errors import GatherCourseError
-from ._referee import CALL_LIMIT, NotGraded, Plan, Referee, read_submission, test_cells
+from ._referee import CALL_LIMIT, NotGraded, Plan, Referee, read_submission, graded_cells
 from ._sandbox import SANDBOX, Worker, isolation
 from .nbgrader_plugins import RefereeVerdicts
 from .questions._check import CheckResult
@@ -133,7 +133,7 @@ def _check_tests(nb: Any, released: Any) -> str:
     from nbgrader.utils import compute_checksum
 
     mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
-    for gid, _qid, _points in test_cells(released):
+    for gid, _qid, _points in graded_cells(released):
         if gid not in mine:
             return f"the test cell {gid} was deleted."
         original = next(c for c in released.cells
@@ -168,7 +168,7 @@ def referee_student(referee: Referee, folder: Path, released: dict[str, Any],
                             "released.")
         submission = read_submission(nb, reference)
         notes += submission.notes
-        for gid, qid, _points in test_cells(reference):
+        for gid, qid, _points in graded_cells(reference):
             verdicts[gid] = referee.judge(submission, Plan.make(qid, secret))
     return verdicts, notes
 
@@ -207,11 +207,19 @@ def grade_class(root: Path, assignment: str, csv_path: Path, timeout: float | No
     _log(root, {"time": datetime.datetime.now().isoformat(timespec="seconds"),
                 "assignment": assignment, "secret_seed": secret, "isolation": str(level),
                 "jobs": jobs, "students": len(students)})
-    with nbgrader_api(root) as api:
-        _register(api, root, assignment)
-        released = _release_notebooks(root, api, assignment)
-    verdicts, problems, notes = _referee_class(root, assignment, students, released, secret,
-                                               timeout, jobs, progress)
+    referees = [Referee(Worker, call_limit=timeout or CALL_LIMIT)
+                for _ in range(min(jobs, len(students)))]
+    for referee in referees:                 # the workers import torch while nbgrader sets up
+        referee.worker  # noqa: B018 - starts it, from this thread (see Worker)
+    try:
+        with nbgrader_api(root) as api:
+            _register(api, root, assignment)
+            released = _release_notebooks(root, api, assignment)
+        verdicts, problems, notes = _referee_class(root, assignment, students, released,
+                                                   secret, referees, progress)
+    finally:
+        for referee in referees:
+            referee.close()
     _record(root, assignment, students, verdicts, problems, notes)
     graded = _scores(root, assignment, students)
     outcomes = []
@@ -226,10 +234,10 @@ def grade_class(root: Path, assignment: str, csv_path: Path, timeout: float | No
 
 
 def _referee_class(root: Path, assignment: str, students: list[str], released: dict[str, Any],
-                   secret: int, timeout: float | None, jobs: int, progress: TextIO):
+                   secret: int, pool: list[Referee], progress: TextIO):
     referees: queue.Queue[Referee] = queue.Queue()
-    for _ in range(min(jobs, len(students))):
-        referees.put(Referee(Worker, call_limit=timeout or CALL_LIMIT))
+    for referee in pool:
+        referees.put(referee)
     verdicts: dict[str, dict[str, CheckResult]] = {}
     problems: dict[str, str] = {}
     notes: dict[str, list[str]] = {}
@@ -244,16 +252,12 @@ def _referee_class(root: Path, assignment: str, students: list[str], released: d
         finally:
             referees.put(referee)
 
-    _progress(progress, 0, len(students), "starting the graders")
-    try:
-        with ThreadPoolExecutor(max_workers=referees.qsize()) as pool:
-            futures = {pool.submit(one, s): s for s in students}
-            for n, future in enumerate(as_completed(futures), start=1):
-                future.result()
-                _progress(progress, n, len(students), futures[future])
-    finally:
-        while not referees.empty():
-            referees.get().close()
+    _progress(progress, 0, len(students), "starting")
+    with ThreadPoolExecutor(max_workers=len(pool)) as threads:
+        futures = {threads.submit(one, s): s for s in students}
+        for n, future in enumerate(as_completed(futures), start=1):
+            future.result()
+            _progress(progress, n, len(students), futures[future])
     return verdicts, problems, notes
 
 

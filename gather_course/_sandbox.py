@@ -119,7 +119,11 @@ class WorkerDied(Exception):
 
 
 class Worker:
-    """One warm zygote. ``run(header, payload)`` runs a job in a fresh child of it."""
+    """One warm zygote. ``run(header, payload)`` runs a job in a fresh child of it.
+
+    Create it in a thread that outlives it: bubblewrap's ``--die-with-parent`` ends the
+    sandbox when the *thread* that started it ends.
+    """
 
     def __init__(self, require_sandbox: bool = False) -> None:
         level = isolation()
@@ -140,10 +144,15 @@ class Worker:
                                       start_new_session=True)
         assert self._proc.stdin and self._proc.stdout
         self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
-        hello = self._receive(timeout=120)[0]
-        if not hello.get("ready"):
-            self.close()
-            raise GatherCourseError("the grading worker did not start.")
+        self._ready = False        # its hello is read by the first run: start-up overlaps
+
+    def _wait_ready(self) -> None:
+        if not self._ready:
+            hello = self._receive(timeout=120)[0]
+            if not hello.get("ready"):
+                self.close()
+                raise WorkerDied("did not start")
+            self._ready = True
 
     def _receive(self, timeout: float) -> tuple[dict, bytes]:
         box: dict[str, Any] = {}
@@ -164,6 +173,7 @@ class Worker:
 
     def run(self, header: dict, payload: bytes = b"") -> tuple[dict, bytes]:
         """Send one job and wait for its reply (the zygote enforces the job's limits)."""
+        self._wait_ready()
         try:
             write_frame(self._in, header, payload)
         except OSError:
