@@ -147,8 +147,11 @@ def _is_ours(nb: Any) -> bool:
         c.metadata.get("nbgrader", {}).get("grade") for c in nb.cells)
 
 
-def check_notebook(path: str | Path, timeout: float = 10.0) -> list[QuestionReport]:
+def check_notebook(path: str | Path,
+                   timeout: float = 10.0) -> tuple[list[QuestionReport], list[str]]:
     """Judge a learner's notebook with the referee, without the hidden cases.
+
+    Returns a report per graded test cell, and notes on cells grading would not run.
 
     The same path as grading: the notebook's answer cells run in a sandboxed worker, never in
     this process, and the verdicts are the ones grading gives on the visible cases. Output to
@@ -156,7 +159,7 @@ def check_notebook(path: str | Path, timeout: float = 10.0) -> list[QuestionRepo
     """
     import nbformat
 
-    from ._referee import Plan, Referee, read_submission, test_cells
+    from ._referee import Plan, Referee, read_submission, graded_cells
     from ._sandbox import Worker
 
     path = notebook_file(path)
@@ -178,7 +181,7 @@ def check_notebook(path: str | Path, timeout: float = 10.0) -> list[QuestionRepo
     referee = Referee(Worker, call_limit=timeout)
     reports = []
     try:
-        for gid, qid, points in test_cells(nb):
+        for gid, qid, points in graded_cells(nb):
             result = referee.judge(submission, Plan.make(qid, None))
             message = "" if result.passed else str(result)
             if gid in changed:
@@ -193,4 +196,4 @@ def check_notebook(path: str | Path, timeout: float = 10.0) -> list[QuestionRepo
             reports.append(QuestionReport(gid, float(points), 0.0, "this test cell was deleted. "
                                           "Grading refuses a notebook without its test cells; "
                                           "restore it (copy it from a fresh exercise notebook)."))
-    return reports + [QuestionReport("note", 0.0, 0.0, note) for note in submission.notes]
+    return reports, submission.notes

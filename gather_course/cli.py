@@ -65,9 +65,7 @@ def _execute(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     from ._course import check_notebook
 
-    reports = check_notebook(args.notebook, timeout=args.timeout)
-    notes = [r.message for r in reports if r.grade_id == "note"]
-    reports = [r for r in reports if r.grade_id != "note"]
+    reports, notes = check_notebook(args.notebook, timeout=args.timeout)
     for r in reports:
         mark = "passed" if r.passed else "FAILED"
         print(f"{mark:6}  {r.grade_id.removeprefix('test_'):24} {r.score:g}/{r.points:g} points")

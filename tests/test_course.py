@@ -216,3 +216,20 @@ def test_execute_stores_outputs_only_and_checks_every_path_first(tmp_path):
     assert out.source == nb.cells[0].source and out.execution_count == 1
     assert out.outputs[0]["data"]["text/plain"] == "'cpu'"   # run on the CPU
     assert "execution" not in out.metadata and good.stat().st_mode & 0o777 == 0o640
+
+
+def test_check_passes_honest_noise_and_notes_the_cells_grading_would_not_run(tmp_path):
+    nb = json.loads((ROOT / "exercises" / "basics" / "basics.ipynb").read_text())
+    for cell in nb["cells"]:
+        if cell["metadata"].get("nbgrader", {}).get("grade_id") == "pick_per_row":
+            cell["source"] = ("import sys, warnings\ndef pick_per_row(x, cols):\n"
+                              "    print('debugging', file=sys.stderr)\n"
+                              "    warnings.warn('a warning')\n"
+                              "    return torch.gather(x, 1, cols)\n")
+    nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "%timeit 1",
+                        "outputs": [], "execution_count": None})
+    student = tmp_path / "noisy.ipynb"
+    student.write_text(json.dumps(nb))
+    done = _cli("check", str(student))
+    assert "passed  pick_per_row" in done.stdout and "2/8 points" in done.stdout, done.stdout
+    assert "note" in done.stdout and "%timeit" in done.stdout and "IPython syntax" in done.stdout
