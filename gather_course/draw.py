@@ -17,7 +17,7 @@ from ._errors import GatherCourseError
 from ._rules import effective_ndim, ensure_valid
 from ._text import fmt_pos, fmt_value
 
-__all__ = ["draw_gather"]
+__all__ = ["draw_gather", "draw_gather_grad"]
 
 _MAX_SIDE = 12          # cells per row or column that stay readable
 _GAP_PT = 56            # least space between panels, in points

@@ -49,7 +49,8 @@ def test_an_arrow_has_the_colour_of_the_input_cell_it_points_to():
 
 @pytest.mark.parametrize("g, dim, index, shape", [
     (G, 1, I, (2, 4)),
-    (torch.tensor([[0.5, -1.25, 3.], [4., 5., 6.]]), 0, torch.tensor([[0, 2, 1], [0, 2, 2]]), (3, 3)),
+    (torch.tensor([[0.5, -1.25, 3.], [4., 5., 6.]]), 0,
+     torch.tensor([[0, 2, 1], [0, 2, 2]]), (3, 3)),
     (torch.tensor([1., 2., 3., 4.]), 0, torch.tensor([3, 3, 0, 3]), (5,)),
     (torch.arange(12.).reshape(2, 2, 3), -1, torch.tensor([[[0, 0, 1], [2, 2, 2]],
                                                           [[1, 0, 1], [0, 0, 0]]]), (2, 2, 3)),

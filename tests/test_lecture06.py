@@ -105,7 +105,7 @@ def test_the_timing_cell_prints_its_conclusions_from_its_own_numbers(cells):
     assert "torch.set_num_threads(1)" in src and "torch.set_num_threads(threads)" in src
     assert ".ratio(" in src and "fraction_of_copy(" in src and "pct > 100" in src
     after = cells[cells.index(timing) + 1].source
-    assert not re.search(r"\d\s*×|\d\s*%", after), "a measured number in the prose after the timing"
+    assert not re.search(r"\d\s*×|\d\s*%", after), "a measured number in the prose after it"
 
 
 def test_the_one_hot_way_of_section_3_is_not_called_a_matmul(cells):
