@@ -246,14 +246,14 @@ def _grad_colour(k: int, white: float) -> tuple[float, float, float]:
 
 
 def _grad_text_pt(text: str, size: float, bold: bool = False) -> float:
-    """The width of ``text`` in points, measured without drawing it."""
+    """The width of ``text`` in points (its advance width), measured without drawing it."""
     from matplotlib.font_manager import FontProperties
-    from matplotlib.textpath import TextPath
+    from matplotlib.textpath import TextToPath
 
     if not text:
         return 0.0
     prop = FontProperties(size=size, weight="bold" if bold else "normal")
-    return TextPath((0, 0), text, prop=prop).get_extents().width
+    return TextToPath().get_text_width_height_descent(text, prop, ismath=False)[0]
 
 
 def _grad_cell(ax: Axes, x: float, y: float, face: Any, text: str, sub: str) -> None:
