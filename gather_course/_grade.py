@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime
 import json
@@ -13,7 +14,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Iterator, TextIO
 
 from ._course import PROTECTED, RELEASE, SOURCE, known_assignment, nbgrader_api, nbgrader_errors
 from ._errors import GatherCourseError
@@ -173,53 +174,71 @@ def referee_student(referee: Referee, folder: Path, released: dict[str, Any],
     return verdicts, notes
 
 
+def csv_target(root: Path, csv_path: Path) -> Path:
+    """``csv_path``, resolved, unless it lies in a folder our commands never write into."""
+    csv_path = csv_path.resolve()
+    for folder in PROTECTED:
+        if (root / folder).resolve() in csv_path.parents:
+            raise GatherCourseError(f"the CSV must not be written into {folder}/; "
+                                    f"got {csv_path}.")
+    return csv_path
+
+
 def _log(root: Path, entry: dict[str, Any]) -> None:
     """The instructor's log: one JSON line per grading run (the secret seed is kept here only)."""
     with open(root / LOG, "a", encoding="utf-8") as f:
         f.write(json.dumps(entry) + "\n")
 
 
+@contextlib.contextmanager
+def referee_pool(jobs: int | None = None, timeout: float | None = None,
+                 require_sandbox: bool = False) -> Iterator[list[Referee]]:
+    """``jobs`` referees, each with a warm worker (started now)."""
+    level = isolation()
+    if require_sandbox and level.level != SANDBOX:
+        raise GatherCourseError(f"--require-sandbox: no sandbox here ({level.detail}).")
+    referees = [Referee(Worker, call_limit=timeout or CALL_LIMIT)
+                for _ in range(max(1, jobs or os.cpu_count() or 1))]
+    for referee in referees:                 # the workers import torch while nbgrader sets up
+        referee.worker  # noqa: B018 - starts it now
+    try:
+        yield referees
+    finally:
+        for referee in referees:
+            referee.close()
+
+
 def grade_class(root: Path, assignment: str, csv_path: Path, timeout: float | None = None,
                 progress: TextIO = sys.stderr, jobs: int | None = None,
-                require_sandbox: bool = False) -> list[Outcome]:
+                require_sandbox: bool = False,
+                pool: list[Referee] | None = None) -> list[Outcome]:
     """Grade every submission of ``assignment`` with the referee, write ``csv_path``.
 
     Scores are decided by the referee, outside the students' code; nbgrader records them
     (gradebook, ``autograded/``, feedback). A submission that cannot be graded is reported
-    with the reason and scored 0; every other student is still graded.
+    with the reason and scored 0; every other student is still graded. ``pool`` (from
+    :func:`referee_pool`) lets several assignments share warm workers.
     """
     known_assignment(root, assignment)
-    csv_path = csv_path.resolve()
-    for folder in PROTECTED:
-        if (root / folder).resolve() in csv_path.parents:
-            raise GatherCourseError(f"the CSV must not be written into {folder}/; "
-                                    f"got {csv_path}.")
+    csv_path = csv_target(root, csv_path)
     students = submissions(root, assignment)
     if not students:
         raise GatherCourseError(f"no submissions of {assignment!r}: expected folders "
                                 f"submitted/<student>/{assignment}/ (nbgrader collect puts "
                                 "them there).")
-    level = isolation()
-    if require_sandbox and level.level != SANDBOX:
-        raise GatherCourseError(f"--require-sandbox: no sandbox here ({level.detail}).")
-    jobs = max(1, jobs or os.cpu_count() or 1)
+    if pool is None:
+        with referee_pool(min(jobs or os.cpu_count() or 1, len(students)), timeout,
+                          require_sandbox) as own:
+            return grade_class(root, assignment, csv_path, progress=progress, pool=own)
     secret = secrets.randbits(63)
     _log(root, {"time": datetime.datetime.now().isoformat(timespec="seconds"),
-                "assignment": assignment, "secret_seed": secret, "isolation": str(level),
-                "jobs": jobs, "students": len(students)})
-    referees = [Referee(Worker, call_limit=timeout or CALL_LIMIT)
-                for _ in range(min(jobs, len(students)))]
-    for referee in referees:                 # the workers import torch while nbgrader sets up
-        referee.worker  # noqa: B018 - starts it, from this thread (see Worker)
-    try:
-        with nbgrader_api(root) as api:
-            _register(api, root, assignment)
-            released = _release_notebooks(root, api, assignment)
-        verdicts, problems, notes = _referee_class(root, assignment, students, released,
-                                                   secret, referees, progress)
-    finally:
-        for referee in referees:
-            referee.close()
+                "assignment": assignment, "secret_seed": secret, "isolation": str(isolation()),
+                "jobs": len(pool), "students": len(students)})
+    with nbgrader_api(root) as api:
+        _register(api, root, assignment)
+        released = _release_notebooks(root, api, assignment)
+    verdicts, problems, notes = _referee_class(root, assignment, students, released,
+                                               secret, pool, progress)
     _record(root, assignment, students, verdicts, problems, notes)
     graded = _scores(root, assignment, students)
     outcomes = []

@@ -11,6 +11,7 @@ bubblewrap it is a plain process with the same limits, and :func:`isolation` say
 from __future__ import annotations
 
 import os
+import queue
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import sysconfig
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ._errors import GatherCourseError
 from ._worker import read_frame, write_frame
@@ -118,12 +119,42 @@ class WorkerDied(Exception):
     """The worker process ended or stopped answering; the job it had is lost."""
 
 
-class Worker:
-    """One warm zygote. ``run(header, payload)`` runs a job in a fresh child of it.
+def _spawn(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+    """Run ``start`` on one long-lived thread of this process.
 
-    Create it in a thread that outlives it: bubblewrap's ``--die-with-parent`` ends the
-    sandbox when the *thread* that started it ends.
+    bubblewrap's ``--die-with-parent`` ends the sandbox when the *thread* that started it
+    ends, so workers are started from a thread that lives as long as the process.
     """
+    with _spawner_lock:
+        if not _spawner:
+            requests: queue.Queue = queue.Queue()
+
+            def serve() -> None:
+                while True:
+                    job, box, done = requests.get()
+                    try:
+                        box["proc"] = job()
+                    except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                        box["error"] = exc
+                    done.set()
+
+            threading.Thread(target=serve, name="gather-course-spawner", daemon=True).start()
+            _spawner.append(requests)
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    _spawner[0].put((start, box, done))
+    done.wait()
+    if "error" in box:
+        raise box["error"]
+    return box["proc"]
+
+
+_spawner: list[queue.Queue] = []
+_spawner_lock = threading.Lock()
+
+
+class Worker:
+    """One warm zygote. ``run(header, payload)`` runs a job in a fresh child of it."""
 
     def __init__(self, require_sandbox: bool = False) -> None:
         level = isolation()
@@ -139,9 +170,9 @@ class Worker:
         else:
             env = {**_ENV, "PATH": os.environ.get("PATH", _ENV["PATH"])}
         self.isolation = level
-        self._proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                      stderr=subprocess.DEVNULL, env=env, cwd="/",
-                                      start_new_session=True)
+        self._proc = _spawn(lambda: subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            env=env, cwd="/", start_new_session=True))
         assert self._proc.stdin and self._proc.stdout
         self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
         self._ready = False        # its hello is read by the first run: start-up overlaps
@@ -170,6 +201,10 @@ class Worker:
             return box["frame"]
         self.close()
         raise WorkerDied("stopped answering" if reader.is_alive() else "ended")
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
 
     def run(self, header: dict, payload: bytes = b"") -> tuple[dict, bytes]:
         """Send one job and wait for its reply (the zygote enforces the job's limits)."""

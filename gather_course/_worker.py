@@ -267,9 +267,9 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         beat()
     fn = namespace.get(header["function"]) if header.get("function") else None
     results = []
-    for call in calls:
+    for n, call in enumerate(calls):
         beat()
-        results.append(_call(fn, call, sample=timing.get("positions") if timing else None))
+        results.append(_call(fn, call, keep=not timing or n == len(calls) - 1))
         beat()
     with open(os.path.join(jobdir, "result.pt"), "wb") as f:
         torch.save({"cells": cells, "results": results, "defined": fn is not None}, f)
@@ -286,7 +286,7 @@ def _describe(exc: BaseException) -> dict:
             "not_implemented": isinstance(exc, NotImplementedError)}
 
 
-def _call(fn: Any, call: dict, sample: list[int] | None) -> dict:
+def _call(fn: Any, call: dict, keep: bool = True) -> dict:
     """One call of the learner's function, as plain data: what came back, or the error."""
     import torch
 
@@ -306,8 +306,11 @@ def _call(fn: Any, call: dict, sample: list[int] | None) -> dict:
             value = fn(*inputs)
     except BaseException as exc:  # noqa: BLE001 - any error in learner code is feedback
         return {"raised": _describe(exc)}
-    out: dict[str, Any] = {"value": _sampled(value, sample) if sample is not None else _plain(value),
-                           "ops": dict(counter.ops)}
+    try:
+        plain = _plain(value) if keep else None
+    except Exception:  # noqa: BLE001 - a value that cannot even be described
+        plain = {"opaque": "an object that could not be read", "subclass": False}
+    out: dict[str, Any] = {"value": plain, "ops": dict(counter.ops)}
     if call.get("after"):
         out["after"] = [_plain(v) for v in inputs]
     return out
@@ -336,22 +339,6 @@ def _plain(value: Any, depth: int = 0) -> Any:
     if value is None or type(value) in (bool, int, float):
         return value
     return {"opaque": _type_name(value), "subclass": False}
-
-
-def _sampled(value: Any, positions: list[int]) -> Any:
-    """For timing runs: each output's shape and dtype, and its values at a few flat positions."""
-    import torch
-
-    items = value if isinstance(value, (tuple, list)) else (value,)
-    found = []
-    for item in items:
-        if type(item) is not torch.Tensor:
-            return {"opaque": _type_name(item), "subclass": isinstance(item, torch.Tensor)}
-        flat = item.detach().reshape(-1)
-        picks = torch.tensor([p % flat.numel() for p in positions], dtype=torch.long) if flat.numel() else None
-        found.append({"shape": list(item.shape), "dtype": str(item.dtype),
-                      "values": flat[picks].clone() if picks is not None else flat.clone()})
-    return {"samples": found}
 
 
 if __name__ == "__main__":

@@ -90,16 +90,34 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from ._course import course_root
-    from ._grade import grade_class
-
-    root = course_root(args.course)
-    csv_path = Path(args.csv) if args.csv else root / f"grades-{args.assignment}.csv"
-    outcomes = grade_class(root, args.assignment, csv_path, timeout=args.timeout,
-                           jobs=args.jobs, require_sandbox=args.require_sandbox)
+    from ._course import course_root, known_assignment
+    from ._grade import csv_target, grade_class, referee_pool, submissions
     from ._sandbox import isolation
 
-    print(f"isolation: {isolation()}")
+    root = course_root(args.course)
+    for assignment in args.assignment:                # every argument checked before grading
+        known_assignment(root, assignment)
+    if args.csv and len(args.assignment) > 1:
+        raise GatherCourseError("--csv takes one assignment; leave it out to write "
+                                "grades-ASSIGNMENT.csv for each.")
+    targets = {a: csv_target(root, Path(args.csv) if args.csv else root / f"grades-{a}.csv")
+               for a in args.assignment}
+    classes = {a: submissions(root, a) for a in args.assignment}
+    for assignment, students in classes.items():
+        if not students:
+            raise GatherCourseError(f"no submissions of {assignment!r}: expected folders "
+                                    f"submitted/<student>/{assignment}/ (nbgrader collect "
+                                    "puts them there).")
+    jobs = min(args.jobs or os.cpu_count() or 1, max(map(len, classes.values())))
+    with referee_pool(jobs, args.timeout, args.require_sandbox) as pool:
+        print(f"isolation: {isolation()}")
+        for assignment in args.assignment:
+            outcomes = grade_class(root, assignment, targets[assignment], pool=pool)
+            _report(assignment, outcomes, targets[assignment])
+    return 0
+
+
+def _report(assignment: str, outcomes: list, csv_path: Path) -> None:
     for o in outcomes:
         if o.graded:
             print(f"{o.student:20} {o.score:g}/{o.max_score:g}")
@@ -108,12 +126,11 @@ def _grade(args: argparse.Namespace) -> int:
         for note in o.notes:
             print(f"{'':20} note: {note}")
     bad = [o.student for o in outcomes if not o.graded]
-    print(f"\n{len(outcomes) - len(bad)} of {len(outcomes)} submissions graded; scores in "
-          f"{csv_path}.")
+    print(f"\n{assignment}: {len(outcomes) - len(bad)} of {len(outcomes)} submissions graded; "
+          f"scores in {csv_path}.")
     if bad:
         print(f"Could not grade: {', '.join(bad)}. Open their notebooks (submitted/<student>/"
-              f"{args.assignment}/) and grade them by hand; see docs/instructor-guide.md.")
-    return 0
+              f"{assignment}/) and grade them by hand; see docs/instructor-guide.md.")
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -157,8 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--out", help="write the student notebooks here instead of exercises/")
     p.set_defaults(func=_release)
-    p = sub.add_parser("grade", help="autograde every submission of an assignment")
-    p.add_argument("assignment", help="e.g. basics")
+    p = sub.add_parser("grade", help="grade every submission of one or more assignments")
+    p.add_argument("assignment", nargs="+", help="e.g. basics (several share the workers)")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--csv", help="where to write the scores (default: grades-ASSIGNMENT.csv)")
     p.add_argument("--timeout", type=float, help="seconds per call of a learner's function, "
