@@ -272,8 +272,7 @@ def _compare_one(q: "Question", case: "Case", which: int, name: str,
     raise _Failure(WRONG_VALUES, f"{count} of {total} values of {name} are wrong.", base + [
         ("first wrong element", f"{name}[{', '.join(map(str, pos))}]"),
         ("expected", fmt_value(e[pos])), ("got", fmt_value(o[pos])),
-        ("formula", q.formula(case.inputs, which, pos)),
-    ])
+    ] + ([("formula", q.formula(case.inputs, which, pos))] if q.formula else []))
 
 
 def _shape_tip(want: torch.Size, got: torch.Size) -> str:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass, field
+import os
+import zlib
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import torch
@@ -25,6 +27,28 @@ class Markdown(str):
 
 
 @dataclass(frozen=True)
+class Variant:
+    """A class variant of a question: the same lesson, another answer.
+
+    ``inputs`` turns a public case's inputs into this variant's (keys are its argument
+    names), ``to_public`` turns them back for the public spec, ``from_public`` turns the
+    public spec's answer into this variant's. ``edits`` are ``(public, variant)`` text
+    replacements made in the task, the hints and the solution: only what differs is written.
+    """
+
+    name: str
+    summary: str
+    inputs: Callable[[dict[str, Any]], dict[str, Any]]
+    to_public: Callable[[dict[str, Any]], dict[str, Any]]
+    from_public: Callable[[Any], Any] = lambda out: out  # noqa: E731 - the answer as it is
+    edits: tuple[tuple[str, str], ...] = ()
+    args: tuple[str, ...] = ()
+
+
+CLASS_ENV = "GATHER_COURSE_CLASS"     # set by a class's JupyterHub: no hints or solutions
+
+
+@dataclass(frozen=True)
 class Question:
     """A self-checking exercise: ``check(fn)``, ``hint(n)``, ``solution()``.
 
@@ -42,7 +66,7 @@ class Question:
     sizes: tuple[dict[str, Any], ...]
     large_sizes: tuple[dict[str, Any], ...]
     scaling: tuple[dict[str, Any], dict[str, Any]]
-    formula: Callable[[dict[str, Any], int, tuple[int, ...]], str]
+    formula: Callable[[dict[str, Any], int, tuple[int, ...]], str] | None
     hints: tuple[str, ...]
     solution_code: str
     outputs: tuple[str, ...] = ("out",)
@@ -56,6 +80,49 @@ class Question:
     timing: dict[str, Any] | None = None    # a large input: grading measures CPU time on it
     rtol: float = 1e-5
     atol: float = 1e-6
+    variants: tuple[Variant, ...] = ()
+    no_variant_why: str = ""            # why a question has no class variant
+    variant_name: str = "public"
+
+    def variant(self, name: str) -> "Question":
+        """This question as the class variant ``name`` (``"public"``: itself).
+
+        >>> exercise("basics.pick_per_row").variant("columns").signature
+        'pick_per_row(x, rows)'
+        """
+        if name == self.variant_name:
+            return self
+        found = {v.name: v for v in self.variants}
+        if name not in found:
+            known = ", ".join(["public", *found]) if found else f"public only: {self.no_variant_why}"
+            raise GatherCourseError(f"{self.qid} has no variant {name!r}; it has: {known}.")
+        v = found[name]
+        public = self
+
+        def make(gen: torch.Generator, **sizes: Any) -> dict[str, Any]:
+            return v.inputs(public.make(gen, **sizes))
+
+        def spec(*values: Any) -> Any:
+            return v.from_public(public.spec(*v.to_public(dict(zip(args, values))).values()))
+
+        def edit(text: str) -> str:
+            for old, new in v.edits:
+                text = text.replace(old, new)
+            return text
+
+        args = v.args or self.args
+        return replace(self, args=args, title=edit(self.title), task=edit(self.task),
+                       spec=spec, make=make,
+                       formula=None, hints=tuple(edit(h) for h in self.hints),
+                       solution_code=edit(self.solution_code), verify=None, variants=(),
+                       variant_name=name)
+
+    def pick_variant(self, class_seed: int) -> str:
+        """The variant a class with ``class_seed`` gets: never the public one, if it has others."""
+        if not self.variants:
+            return "public"
+        names = sorted(v.name for v in self.variants)
+        return names[zlib.crc32(f"{class_seed}:{self.qid}".encode()) % len(names)]
 
     @property
     def rules(self) -> str:
@@ -87,8 +154,16 @@ class Question:
         """Run ``fn`` on a seeded battery and return specific, tiered feedback."""
         return run_check(self, fn, seed, large)
 
+    def _refuse_in_class(self, what: str) -> None:
+        if os.environ.get(CLASS_ENV, "") not in ("", "0"):
+            raise GatherCourseError(
+                f"{what} of graded questions are turned off in this class ({CLASS_ENV} is "
+                "set by your instructor's JupyterHub): the exercise is graded, so it must be "
+                "your own work. The lectures' examples and check() still help.")
+
     def hint(self, n: int = 1) -> Markdown:
         """Hint number ``n`` (1 = gentle nudge, last = almost the answer)."""
+        self._refuse_in_class("Hints")
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(self.hints):
             raise GatherCourseError(
                 f"{self.qid} has hints 1 to {len(self.hints)}; got {type_name(n)}.")
@@ -96,6 +171,7 @@ class Question:
 
     def solution(self) -> Markdown:
         """A reference solution, as text (never run in your namespace)."""
+        self._refuse_in_class("Solutions")
         return Markdown(f"**Solution** (`{self.qid}`):\n\n```python\n{self.solution_code.strip()}\n```")
 
     def _repr_markdown_(self) -> str:
@@ -118,8 +194,10 @@ def register(q: Question) -> Question:
     return q
 
 
-def exercise(qid: str) -> Question:
+def exercise(qid: str, variant: str = "public") -> Question:
     """The question with this id, e.g. ``exercise("basics.pick_per_row")``.
+
+    ``variant`` names a class variant (a class release's notebooks say which).
 
     >>> exercise("basics.pick_per_row").signature
     'pick_per_row(x, cols)'
@@ -127,13 +205,12 @@ def exercise(qid: str) -> Question:
     if not isinstance(qid, str):
         raise GatherCourseError(f"exercise() takes a question id such as "
                                 f"'basics.pick_per_row', got {type_name(qid)}.")
-    try:
-        return _REGISTRY[qid]
-    except KeyError:
+    if qid not in _REGISTRY:
         close = difflib.get_close_matches(qid, _REGISTRY, n=1)
         tip = f" Did you mean {close[0]!r}?" if close else ""
         raise GatherCourseError(f"no question {qid!r}.{tip} Known ids: "
-                                f"{', '.join(sorted(_REGISTRY))}.") from None
+                                f"{', '.join(sorted(_REGISTRY))}.")
+    return _REGISTRY[qid].variant(variant)
 
 
 def exercise_ids() -> list[str]:

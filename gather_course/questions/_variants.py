@@ -1,0 +1,217 @@
+"""Class variants: for each question, the knobs that change its answer but keep its lesson.
+
+A class seed (``gather-course release --class-seed``) picks one variant per question that has
+any; the public variant stays the default for self-study and the lectures. A variant is the
+public question seen through a change of its inputs (``inputs`` / ``to_public``) and of its
+answer (``from_public``): the spec, the battery, the checks and the hidden cases all come
+from the public ones. Its text is the public text with a few ``edits``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import torch
+
+from ._cases import noncontig
+from ._question import _REGISTRY, Variant
+
+
+def _like(source: torch.Tensor, made: torch.Tensor) -> torch.Tensor:
+    """``made``, contiguous, or non-contiguous again when ``source`` was (the strided cases)."""
+    made = made.contiguous()
+    return made if source.is_contiguous() else noncontig(made)
+
+
+def _with(inp: dict[str, Any], **changes: Any) -> dict[str, Any]:
+    return {**inp, **changes}
+
+
+def _add(qid: str, *variants: Variant, why: str = "") -> None:
+    _REGISTRY[qid] = replace(_REGISTRY[qid], variants=variants, no_variant_why=why)
+
+
+_CANONICAL = ("its answer is fixed by its inputs (the input, the dim and the index are given), "
+              "so a variant would be the same question")
+for _qid in ("basics.gather_loop", "basics.reverse_index", "friends.gather_backward",
+             "friends.gather_via_take"):
+    _add(_qid, why=_CANONICAL)
+
+
+# -- basics.pick_per_row: one pick per column ---------------------------------------------------
+_add("basics.pick_per_row", Variant(
+    "columns", "one pick per column: out[k, c] = x[rows[k, c], c]", args=("x", "rows"),
+    inputs=lambda p: {"x": _like(p["x"], p["x"].T), "rows": p["cols"].T.contiguous()},
+    to_public=lambda v: {"x": v["x"].T, "cols": v["rows"].T},
+    from_public=lambda out: out.T.contiguous(),
+    edits=(("One pick per row", "One pick per column"),
+           ("`x` is `[R, C]` and `cols` is `[R, K]`. Return the `[R, K]` tensor with "
+            "`out[r, k] = x[r, cols[r, k]]`",
+            "`x` is `[R, C]` and `rows` is `[K, C]`. Return the `[K, C]` tensor with "
+            "`out[k, c] = x[rows[k, c], c]`"),
+           ("Each row keeps its row number; only the column changes.",
+            "Each column keeps its column number; only the row changes."),
+           ("`cols` already has the output's shape `[R, K]`",
+            "`rows` already has the output's shape `[K, C]`"),
+           ("`torch.gather(x, 1, cols)`.", "`torch.gather(x, 0, rows)`."),
+           ("def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)      "
+            "# out[r, k] = x[r, cols[r, k]]",
+            "def pick_per_row(x, rows):\n    return torch.gather(x, 0, rows)      "
+            "# out[k, c] = x[rows[k, c], c]"))))
+
+
+# -- nlp: the vocabulary (or the tags) in dim 1, the layout F.cross_entropy takes ----------------
+_VOCAB_FIRST = dict(
+    inputs=lambda p: _with(p, logits=_like(p["logits"], p["logits"].transpose(1, 2))),
+    to_public=lambda v: _with(v, logits=v["logits"].transpose(1, 2)))
+
+
+_add("nlp.label_scores", Variant(
+    "tags_first", "logits laid out [B, T, L] (tags in dim 1)", **_VOCAB_FIRST,
+    edits=(("`logits` is `[B, L, T]` (a score per tag at each position)",
+            "`logits` is `[B, T, L]` (a score per tag at each position, tags in dim 1 as "
+            "`F.cross_entropy` takes them)"),
+           ("`out[b, l] = logits[b, l, labels[b, l]]`", "`out[b, l] = logits[b, labels[b, l], l]`"),
+           ("The tag is chosen along the last dim (`dim=-1`), not along the sequence.",
+            "The tag is chosen along dim 1, not along the sequence (the last dim)."),
+           ("`labels.unsqueeze(-1)` is `[B, L, 1]`, and the result is `[B, L, 1]` too.",
+            "`labels.unsqueeze(1)` is `[B, 1, L]`, and the result is `[B, 1, L]` too."),
+           ("logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)",
+            "logits.gather(1, labels.unsqueeze(1)).squeeze(1)"),
+           ("# [B, L, 1] -> [B, L]", "# [B, 1, L] -> [B, L]"))))
+
+_add("nlp.token_log_probs", Variant(
+    "vocab_first", "logits laid out [B, V, L] (vocabulary in dim 1)", **_VOCAB_FIRST,
+    edits=(("`logits` is `[B, L, V]`", "`logits` is `[B, V, L]` (vocabulary in dim 1, as "
+                                       "`F.cross_entropy` takes it)"),
+           ("`log_softmax(logits[b, l])[input_ids[b, l]]`",
+            "`log_softmax(logits[b, :, l])[input_ids[b, l]]`"),
+           ("`F.log_softmax(logits, dim=-1)` normalises over the vocabulary; then gather along "
+            "`dim=-1` with `input_ids.unsqueeze(-1)`.",
+            "`F.log_softmax(logits, dim=1)` normalises over the vocabulary; then gather along "
+            "`dim=1` with `input_ids.unsqueeze(1)`."),
+           ("`F.log_softmax(logits, -1).gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)`.",
+            "`F.log_softmax(logits, 1).gather(1, input_ids.unsqueeze(1)).squeeze(1)`."),
+           ("    log_probs = F.log_softmax(logits, dim=-1)                     # [B, L, V]\n"
+            "    return log_probs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)",
+            "    log_probs = F.log_softmax(logits, dim=1)                      # [B, V, L]\n"
+            "    return log_probs.gather(1, input_ids.unsqueeze(1)).squeeze(1)"))))
+
+_add("nlp.causal_lm_log_probs", Variant(
+    "vocab_first", "logits laid out [B, V, L] (vocabulary in dim 1)", **_VOCAB_FIRST,
+    edits=(("`out[b, t] = log_softmax(logits[b, t])[input_ids[b, t+1]]`.",
+            "`out[b, t] = log_softmax(logits[b, :, t])[input_ids[b, t+1]]`, where `logits` "
+            "is `[B, V, L]` (vocabulary in dim 1)."),
+           ("`logits[:, :-1]` and `input_ids[:, 1:]`", "`logits[:, :, :-1]` and `input_ids[:, 1:]`"),
+           ("`F.log_softmax(logits[:, :-1], -1).gather(-1, input_ids[:, 1:].unsqueeze(-1))"
+            ".squeeze(-1)`.",
+            "`F.log_softmax(logits[:, :, :-1], 1).gather(1, input_ids[:, 1:].unsqueeze(1))"
+            ".squeeze(1)`."),
+           ("    log_probs = F.log_softmax(logits[:, :-1], dim=-1)   # predictions for tokens "
+            "1..L-1\n    targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they "
+            "predict\n    return log_probs.gather(-1, targets).squeeze(-1)",
+            "    log_probs = F.log_softmax(logits[:, :, :-1], dim=1)  # predictions for tokens "
+            "1..L-1\n    targets = input_ids[:, 1:].unsqueeze(1)             # the tokens they "
+            "predict\n    return log_probs.gather(1, targets).squeeze(1)"))))
+
+_add("nlp.masked_nll", Variant(
+    "vocab_first", "logits laid out [B, V, L] (vocabulary in dim 1)", **_VOCAB_FIRST,
+    edits=(("`logits` is `[B, L, V]`", "`logits` is `[B, V, L]` (vocabulary in dim 1)"),
+           ("`F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=ignore_index)`",
+            "`F.cross_entropy(logits, labels, ignore_index=ignore_index)`"),
+           ("`nll = -F.log_softmax(logits, -1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)`",
+            "`nll = -F.log_softmax(logits, 1).gather(1, safe.unsqueeze(1)).squeeze(1)`"),
+           ("    log_probs = F.log_softmax(logits, dim=-1)\n"
+            "    nll = -log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)",
+            "    log_probs = F.log_softmax(logits, dim=1)\n"
+            "    nll = -log_probs.gather(1, safe.unsqueeze(1)).squeeze(1)"))))
+
+
+# -- vision -------------------------------------------------------------------------------------
+_add("vision.gather_pixels", Variant(
+    "xy", "coordinates given as (x, y)",
+    inputs=lambda p: _with(p, coords=p["coords"].flip(-1)),
+    to_public=lambda v: _with(v, coords=v["coords"].flip(-1)),
+    edits=(("holding `(y, x)` points", "holding `(x, y)` points"),
+           ("where `(y, x) = coords[b, p]`", "where `(x, y) = coords[b, p]`"),
+           ("coords[..., 0] * W + coords[..., 1]", "coords[..., 1] * W + coords[..., 0]"))))
+
+_add("vision.select_heads", Variant(
+    "positions_first", "x laid out [B, L, H, Dh] (positions before heads)",
+    inputs=lambda p: _with(p, x=_like(p["x"], p["x"].transpose(1, 2))),
+    to_public=lambda v: _with(v, x=v["x"].transpose(1, 2)),
+    edits=(("`x` is `[B, H, L, Dh]` (per-head outputs)",
+            "`x` is `[B, L, H, Dh]` (per-head outputs, positions before heads)"),
+           ("`out[b, l] = x[b, heads[b, l], l]`", "`out[b, l] = x[b, l, heads[b, l]]`"),
+           ("The head is chosen along dim 1;", "The head is chosen along dim 2;"),
+           ("Make the index `[B, 1, L, Dh]`: `heads[:, None, :, None].expand(-1, 1, -1, Dh)`, "
+            "gather along dim 1,",
+            "Make the index `[B, L, 1, Dh]`: `heads[:, :, None, None].expand(-1, -1, 1, Dh)`, "
+            "gather along dim 2,"),
+           ("`x.gather(1, heads[:, None, :, None].expand(-1, 1, -1, x.size(-1))).squeeze(1)`.",
+            "`x.gather(2, heads[:, :, None, None].expand(-1, -1, 1, x.size(-1))).squeeze(2)`."),
+           ("    B, H, L, Dh = x.shape\n    index = heads[:, None, :, None].expand(B, 1, L, Dh)"
+            "    # [B, 1, L, Dh]\n    return x.gather(1, index).squeeze(1)                    "
+            "# [B, 1, L, Dh] -> [B, L, Dh]",
+            "    B, L, H, Dh = x.shape\n    index = heads[:, :, None, None].expand(B, L, 1, Dh)"
+            "    # [B, L, 1, Dh]\n    return x.gather(2, index).squeeze(2)                    "
+            "# [B, L, 1, Dh] -> [B, L, Dh]"))))
+
+
+# -- topk -----------------------------------------------------------------------------------------
+_add("topk.select_patches", Variant(
+    "lowest", "keep the k lowest-scoring patches, lowest first",
+    inputs=lambda p: p, to_public=lambda v: _with(v, scores=-v["scores"]),
+    edits=(("Keep the k best patches", "Keep the k lowest-scoring patches"),
+           ("the `k` patches with the highest scores, highest first",
+            "the `k` patches with the lowest scores, lowest first"),
+           ("`torch.topk(scores, k, dim=1)` gives the `[B, k]` indices of the best patches, "
+            "highest first.",
+            "`torch.topk(scores, k, dim=1, largest=False)` gives the `[B, k]` indices of the "
+            "lowest-scoring patches, lowest first."),
+           ("`idx = scores.topk(k, dim=1).indices`", "`idx = scores.topk(k, dim=1, largest=False).indices`"),
+           ("    idx = torch.topk(scores, k, dim=1).indices               # [B, k], highest first",
+            "    idx = torch.topk(scores, k, dim=1, largest=False).indices   # [B, k], lowest "
+            "first"))))
+
+_add("topk.scatter_back", Variant(
+    "minus_one", "-1 (not 0) at the positions nothing is put back to",
+    inputs=lambda p: p, to_public=lambda v: _with(v, selected=v["selected"] + 1),
+    from_public=lambda out: out - 1,
+    edits=(("and zeros elsewhere (dtype of `selected`)",
+            "and -1 everywhere else (dtype of `selected`)"),
+           ("Start from zeros of shape `[B, n, D]`", "Start from a `[B, n, D]` tensor full of -1"),
+           ("`torch.zeros(B, n, D, dtype=selected.dtype, device=selected.device)",
+            "`torch.full((B, n, D), -1.0, dtype=selected.dtype, device=selected.device)"),
+           ("    out = selected.new_zeros(B, n, D)                       # same dtype and device",
+            "    out = selected.new_full((B, n, D), -1.0)                # same dtype and "
+            "device"))))
+
+
+# -- mae: keep the largest noise instead of the smallest ----------------------------------------
+_add("mae.random_masking", Variant(
+    "keep_largest", "keep the positions with the largest noise",
+    inputs=lambda p: p, to_public=lambda v: _with(v, noise=-v["noise"]),
+    edits=(("positions with the smallest noise, in order of increasing noise",
+            "positions with the largest noise, in order of decreasing noise"),
+           ("`ids_shuffle = torch.argsort(noise, dim=1)` lists positions from the smallest "
+            "noise up",
+            "`ids_shuffle = torch.argsort(noise, dim=1, descending=True)` lists positions from "
+            "the largest noise down"),
+           ("    ids_shuffle = torch.argsort(noise, dim=1)          # ascend: small is keep",
+            "    ids_shuffle = torch.argsort(noise, dim=1, descending=True)   # large is keep"))))
+
+_add("mae.restore_sequence", Variant(
+    "kept_last", "the kept tokens are the last len_keep of the shuffled order",
+    inputs=lambda p: p,
+    to_public=lambda v: _with(v, ids_restore=(v["ids_restore"] + v["x_visible"].shape[1])
+                              % v["ids_restore"].shape[1]),
+    edits=(("(the kept tokens, in shuffled order)",
+            "(the kept tokens: the last `len_keep` of the shuffled order)"),
+           ("First append `L - len_keep` copies of `mask_token` after the visible tokens",
+            "First put `L - len_keep` copies of `mask_token` before the visible tokens"),
+           ("`full = torch.cat([x_visible, mask_token.expand(N, L - len_keep, D)], dim=1)`",
+            "`full = torch.cat([mask_token.expand(N, L - len_keep, D), x_visible], dim=1)`"),
+           ("    full = torch.cat([x_visible, mask_tokens], dim=1)        # shuffled order",
+            "    full = torch.cat([mask_tokens, x_visible], dim=1)        # shuffled order"))))
