@@ -192,12 +192,12 @@ def test_the_worker_cannot_see_the_course_or_reach_the_network(referee):
     assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
 
 
-def test_endless_loops_memory_bombs_and_leftover_processes():
-    referee = Referee(Worker, call_limit=2)
+def test_endless_loops_memory_bombs_and_leftover_processes(referee):
+    referee.call_limit = 2
     try:
         _limits(referee)
     finally:
-        referee.close()
+        referee.call_limit = 10
 
 
 def _limits(referee):
