@@ -2,6 +2,7 @@
 
   gather-course check NOTEBOOK.ipynb     run a copy, report each question; exit 1 if any fails
   gather-course release                  regenerate exercises/ from solutions/ (nbgrader)
+  gather-course release --class-seed S --to DIR   a class's course, with its question variants
   gather-course grade ASSIGNMENT         grade submitted/*/ASSIGNMENT in a sandbox, write a CSV of scores
   gather-course execute NOTEBOOK...      re-run lecture/solution notebooks on CPU, store outputs
   gather-course bench                    time gather against six other ways (CPU, and CUDA if any)
@@ -84,6 +85,19 @@ def _release(args: argparse.Namespace) -> int:
     from ._course import course_root, release
 
     root = course_root(args.course)
+    if args.class_seed is not None or args.to:
+        from ._classes import release_class
+
+        if args.class_seed is None or not args.to or args.out:
+            raise GatherCourseError("a class release takes --class-seed SEED and --to DIR "
+                                    "together (and no --out).")
+        info = release_class(root, args.class_seed, Path(args.to))
+        for assignment, chosen in info["variants"].items():
+            picked = ", ".join(f"{qid} -> {name}" for qid, name in chosen.items())
+            print(f"{assignment}: {picked}")
+        print(f"wrote the class course to {Path(args.to).resolve()}: grade it with "
+              f"`gather-course grade ASSIGNMENT --course {args.to}`.")
+        return 0
     for path in release(root, Path(args.out) if args.out else None):
         print(f"wrote {path}")
     return 0
@@ -173,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--out", help="write the student notebooks here instead of exercises/")
+    p.add_argument("--class-seed", type=int, help="a class's own release: every question "
+                   "as the variant this seed picks (with --to)")
+    p.add_argument("--to", help="the folder of the class's nbgrader course (with --class-seed)")
     p.set_defaults(func=_release)
     p = sub.add_parser("grade", help="grade every submission of one or more assignments")
     p.add_argument("assignment", nargs="+", help="e.g. basics (several share the workers)")
