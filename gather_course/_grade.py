@@ -268,6 +268,9 @@ def _referee_class(root: Path, assignment: str, students: list[str], released: d
                 referee, root / "submitted" / student / assignment, released, secret)
         except NotGraded as exc:
             problems[student] = str(exc)
+        except Exception as exc:  # noqa: BLE001 - one submission never stops the class
+            problems[student] = (f"grading this submission failed ({type(exc).__name__}: "
+                                 f"{str(exc)[:200]}); grade it by hand")
         finally:
             referees.put(referee)
 

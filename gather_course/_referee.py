@@ -36,10 +36,15 @@ SOURCE_NAMES = {   # (required ops are checked by the op counter: autograd may r
     "gather": {"gather", "take_along_dim", "take_along_axis"},
     "nll_loss_forward": {"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"},
 }
+# A required op must be named in the reachable code (autograd's backward of gather runs
+# scatter_add, so asking autograd counts); the in-sandbox op counter must also have seen it.
+REQUIRED_NAMES = {"scatter_add": {"scatter_add", "scatter_add_", "backward", "grad"},
+                  "take": {"take"}}
 CALL_LIMIT = 10.0            # seconds per call of the learner's function (and per cell)
 MEMORY = 2 * 2**30           # bytes a job may allocate on top of the worker's own
 TIMING_REPEAT = 2            # calls per timing run
 _HIDDEN_SEEDS = 2
+_JOB_CALLS = 6                # a job (cells and one question's calls) gets at most 6 call limits
 _HIDDEN_SHOWN = ("case", "inputs", "first wrong element", "error", "where")
 _HIDDEN_NOTE = ("values", "not shown for hidden cases: make your function right for any "
                 "input of these shapes")
@@ -63,6 +68,11 @@ def _is_ipython_syntax(source: str) -> str:
     """The first line that only IPython understands (a magic, a shell escape, ``x?``), or ''."""
     from IPython.core.inputtransformer2 import TransformerManager
 
+    try:
+        compile(source, "<cell>", "exec")
+        return ""                                # plain Python, whatever IPython would do
+    except (SyntaxError, ValueError):
+        pass
     plain = source if source.endswith("\n") else source + "\n"
     try:
         transformed = TransformerManager().transform_cell(plain)
@@ -151,15 +161,26 @@ def _load(data: bytes) -> dict:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _value(plain: Any) -> Any:
-    """A returned value as the worker sent it, turned back into tensors, tuples and Opaques."""
+def _value(plain: Any, depth: int = 0) -> Any:
+    """A returned value as the worker sent it, turned back into tensors, tuples and Opaques.
+
+    Only what the referee can compare safely comes back as itself: dense CPU tensors, short
+    tuples and lists of them, numbers. Anything else (a sparse or quantized tensor, deep
+    nesting) is described, never used.
+    """
     if isinstance(plain, dict):
-        if "sequence" in plain and isinstance(plain["sequence"], list):
-            items = [_value(v) for v in plain["sequence"]]
-            return tuple(items) if plain.get("kind") == "tuple" else items
+        items = plain.get("sequence")
+        if isinstance(items, list) and depth < 3 and len(items) <= 16:
+            values = [_value(v, depth + 1) for v in items]
+            return tuple(values) if plain.get("kind") == "tuple" else values
         return Opaque(str(plain.get("opaque", "an unknown object"))[:80],
                       bool(plain.get("subclass")))
-    if plain is None or type(plain) in (bool, int, float) or type(plain) is torch.Tensor:
+    if type(plain) is torch.Tensor:
+        if plain.layout != torch.strided or plain.is_quantized or plain.is_nested \
+                or plain.device.type != "cpu":
+            return Opaque(f"a {plain.layout} tensor".replace("torch.", ""), False)
+        return plain
+    if plain is None or type(plain) in (bool, int, float):
         return plain
     return Opaque(type(plain).__name__)
 
@@ -225,7 +246,6 @@ class Referee:
         self._worker: Worker | None = None
         self.call_limit, self.memory = call_limit, memory
         self._baseline: dict[str, float] = {}
-        self._base: dict[str, Any] = {}
 
     @property
     def worker(self) -> Worker:
@@ -244,7 +264,8 @@ class Referee:
              qid: str = "", timing: dict | None = None, n_calls: int = 0) -> tuple[dict, dict]:
         header = {"cells": cells, "function": function, "qid": qid, "timing": timing,
                   "call_limit": self.call_limit, "memory": self.memory,
-                  "job_limit": self.call_limit * (2 + len(cells) + max(n_calls, len(calls or [])))}
+                  "job_limit": min(self.call_limit * (2 + len(cells) + max(n_calls, len(calls or []))),
+                                   self.call_limit * _JOB_CALLS)}
         try:
             reply, data = self.worker.run(header, _payload(calls) if calls else b"")
         except WorkerDied as exc:
@@ -260,8 +281,8 @@ class Referee:
         q = plan.question
         gen = torch.Generator().manual_seed(1)
         scaling = [q.build(gen, sizes) for sizes in q.scaling]
-        calls = [{"inputs": list(c.inputs.values()), "after": True} for c in plan.cases]
-        calls += [{"inputs": list(plan.cases[0].inputs.values()), "count_ops": True}]
+        calls = [{"inputs": list(c.inputs.values()), "after": True, "count_ops": True}
+                 for c in plan.cases]
         calls += [{"inputs": list(c.inputs.values()), "count_ops": True} for c in scaling]
         reply, result = self._job(sub.cells, q.name, calls)
         results = result.get("results") if isinstance(result.get("results"), list) else []
@@ -276,7 +297,11 @@ class Referee:
                         failure.details = [(k, v) for k, v in failure.details
                                            if k in _HIDDEN_SHOWN] + [_HIDDEN_NOTE]
                     raise
-            self._rules(q, sub, _outcome(results[len(plan.cases)]).ops or {})
+            ran: dict[str, int] = {}
+            for raw in results:                    # what every call ran (a signal: see _rules)
+                for op, n in (_outcome(raw).ops or {}).items():
+                    ran[op] = ran.get(op, 0) + n
+            self._rules(q, sub, ran)
             if q.vectorized:
                 small, big = (_outcome(r).ops or {} for r in results[-2:])
                 if sum(big.values()) > sum(small.values()):
@@ -289,6 +314,11 @@ class Referee:
                       f"Stuck? exercise({q.qid!r}).hint() gives a hint.")
             return CheckResult(q.qid, False, failure.tier, failure.headline, failure.details,
                                advice)
+        except NotGraded:
+            raise
+        except Exception as exc:  # noqa: BLE001 - whatever the worker sent broke the judging
+            raise NotGraded(f"the grader could not judge what {q.name} returned "
+                            f"({type(exc).__name__}); grade it by hand") from None
         hidden = len(plan.cases) - plan.hidden_from
         labels = list(dict.fromkeys(c.label for c in plan.cases[:plan.hidden_from]))
         return CheckResult(q.qid, True, PASSED,
@@ -317,13 +347,13 @@ class Referee:
         code = _scan.reachable(sub.cells, q.name)
         forbidden = set().union(*(SOURCE_NAMES.get(op, {op}) for op in q.forbidden)) \
             if q.forbidden else set()
-        used = _scan.names_used(code, forbidden)
+        used = _scan.names_used(code, forbidden, _scan.own_names(sub.cells))
         ran = [op for op in q.forbidden if ops.get(op)]
         if used or ran:
             what = f"`{used[0].name}` ({used[0].where})" if used else f"`{ran[0]}`"
             raise _Failure(RULES, f"your values are right, but this question asks you not to "
                            f"use {q.forbidden_text}: your code uses {what}.")
-        hatches = _scan.escape_hatches(code)
+        hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
         if hatches:
             rule = (f"no {q.forbidden_text}" if q.forbidden else f"use {q.required_text}")
             raise _Failure(RULES, f"your values are right, but this question's rule ({rule}) "
@@ -332,31 +362,24 @@ class Referee:
                            f"functions by their names: your code uses `{hatches[0].name}` "
                            f"({hatches[0].where}). Leave out computed names, torch internals, "
                            "other libraries, threads and processes.")
-        for op in q.required:                  # (autograd running it for you counts too)
-            if not ops.get(op):
+        for op in q.required:    # named in the code (autograd counts) and seen running
+            if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
                 raise _Failure(RULES, f"your values are right, but this question asks you to "
                                f"use {q.required_text}: your function never ran `{op}`.")
 
     # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------
-    def _cpu(self, cells: list[str], q: Question | None) -> tuple[float, Any]:
-        """CPU seconds of a fresh child that runs ``cells`` (and, with ``q``, the timing calls)."""
-        timing = None if q is None else {"sizes": q.timing, "seed": _TIMING_SEED,
-                                         "repeat": TIMING_REPEAT}
-        reply, result = self._job(cells, q.name if q else None, qid=q.qid if q else "",
-                                  timing=timing, n_calls=TIMING_REPEAT if q else 0)
+    def _growth(self, cells: list[str], q: Question) -> tuple[float, Any]:
+        """CPU seconds of the timing calls alone, read by the zygote when the child stops
+        itself between running the cells and calling the function (one job, one process)."""
+        timing = {"sizes": q.timing, "seed": _TIMING_SEED, "repeat": TIMING_REPEAT}
+        reply, result = self._job(cells, q.name, qid=q.qid, timing=timing,
+                                  n_calls=TIMING_REPEAT)
         if reply.get("status") == "timeout":
             return float("inf"), None
-        if reply.get("status") != "ok":
+        if reply.get("status") != "ok" or reply.get("calls_cpu") is None:
             return float("nan"), None
         results = result.get("results") or [None]
-        return float(reply.get("cpu", 0.0)), results[-1]
-
-    def _growth(self, cells: list[str], q: Question) -> tuple[float, Any]:
-        key = "\0".join(cells)
-        if self._base.get("key") != key:                  # once per submission
-            self._base = {"key": key, "cpu": self._cpu(cells, None)[0]}
-        cpu, last = self._cpu(cells, q)
-        return cpu - self._base["cpu"], last
+        return float(reply["calls_cpu"]), results[-1]
 
     def _timing(self, q: Question, sub: Submission) -> None:
         if not q.timing:

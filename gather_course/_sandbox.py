@@ -25,6 +25,9 @@ from ._errors import GatherCourseError
 from ._worker import read_frame, write_frame
 
 SANDBOX, PROCESS = "sandbox", "process"
+TMP_BYTES = 512 * 2**20          # the sandbox's /tmp, wiped after every job
+_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "passwd",
+        "group", "hosts", "alternatives")
 _ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp", "LANG": "C.UTF-8",
         "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
         "GATHER_COURSE_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": ""}
@@ -61,10 +64,14 @@ def _readable_roots() -> list[str]:
 
 
 def _bwrap_command(bwrap: str) -> list[str]:
-    cmd = [bwrap, "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--uid", "65534", "--gid", "65534", "--clearenv",
-           "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
-           "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--chdir", "/tmp"]
+    cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+           "--uid", "65534", "--gid", "65534", "--clearenv", "--disable-userns",
+           "--ro-bind", "/usr", "/usr", "--dev", "/dev", "--proc", "/proc",
+           "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
+           "--size", str(TMP_BYTES // 8), "--tmpfs", "/dev/shm", "--chdir", "/tmp"]
+    for name in _ETC:                     # only what Python and torch read: no /etc/shadow
+        if os.path.exists(f"/etc/{name}"):
+            cmd += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     for name in ("bin", "lib", "lib32", "lib64", "sbin"):
         target = Path("/") / name
         if target.is_symlink():
@@ -72,9 +79,9 @@ def _bwrap_command(bwrap: str) -> list[str]:
         elif target.is_dir():
             cmd += ["--ro-bind", str(target), str(target)]
     for path in _readable_roots():
-        if not path.startswith(("/usr/", "/etc/", "/tmp/")) and path != "/tmp":
+        if not path.startswith(("/usr/", "/tmp/")) and path != "/tmp":
             cmd += ["--ro-bind", path, path]
-    for key, value in _ENV.items():
+    for key, value in {**_ENV, "GATHER_COURSE_SANDBOXED": "1"}.items():
         cmd += ["--setenv", key, value]
     return cmd + ["--remount-ro", "/"]          # only /tmp stays writable
 

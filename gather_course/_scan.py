@@ -18,8 +18,10 @@ _DYNAMIC_CALLS = {"getattr", "setattr", "delattr", "eval", "exec", "compile", "_
                   "globals", "locals", "vars", "breakpoint"}
 _ESCAPE_MODULES = {"importlib", "ctypes", "numpy", "threading", "multiprocessing",
                    "concurrent", "subprocess", "os", "sys", "builtins", "inspect", "gc",
-                   "pickle", "marshal", "types", "signal", "jax", "tensorflow", "cupy"}
-_ESCAPE_ATTRS = {"ops", "library"}            # torch.ops.aten.gather, torch.library
+                   "pickle", "marshal", "types", "signal", "jax", "tensorflow", "cupy",
+                   "operator", "functools", "code", "codeop", "runpy"}
+# torch.ops.aten.gather, torch.library, torch.jit / torch.fx code, tensor.numpy()
+_ESCAPE_ATTRS = {"ops", "library", "jit", "fx", "numpy", "compile"}
 
 
 @dataclass(frozen=True)
@@ -41,66 +43,122 @@ def _parse(cells: list[str]) -> list[tuple[int, ast.stmt]]:
     return found
 
 
-def _defines(stmt: ast.stmt) -> set[str] | None:
-    """The names a plain top-level definition binds, or None for any other statement."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
-    if isinstance(stmt, (ast.Import, ast.ImportFrom)):
-        return {(a.asname or a.name).split(".")[0] for a in stmt.names}
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-        names = set()
-        for target in targets:
-            for node in ast.walk(target):
-                if isinstance(node, ast.Name):
-                    names.add(node.id)
-                elif not isinstance(node, (ast.Tuple, ast.List, ast.Starred, ast.Load, ast.Store)):
-                    return None               # assigns into an object: a patch, always kept
-        return names
-    return None
+def _bound(node: ast.AST) -> set[str]:
+    """Names a statement binds at its own level (defs, imports, plain assignments, loops)."""
+    names: set[str] = set()
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(n.name)
+            continue                                  # its body binds its own names
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in n.names}
+        elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+            names.add(n.id)
+        todo += list(ast.iter_child_nodes(n))
+    return names
 
 
-def _used_names(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+def _runs_now(stmt: ast.stmt) -> list[ast.AST]:
+    """The nodes of a top-level statement that run when the cell runs: not function bodies
+    (only their decorators and defaults), nor lambda bodies."""
+    found, todo = [], [stmt]
+    while todo:
+        node = todo.pop()
+        found.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            todo += node.decorator_list + [d for d in args.defaults + args.kw_defaults if d]
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        todo += list(ast.iter_child_nodes(node))
+    return found
+
+
+def _is_patch(stmt: ast.stmt) -> bool:
+    """A statement that, when its cell runs, changes an object others use: assigns into an
+    attribute or an item, or uses a construct that can (``setattr``, ``exec``, dunders...)."""
+    for node in _runs_now(stmt):
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else
+                   node.targets if isinstance(node, ast.Delete) else [])
+        if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
+            return True
+    return bool(_hatches(cell=0, nodes=[n for n in _runs_now(stmt)
+                                        if not isinstance(n, (ast.Import, ast.ImportFrom))]))
+
+
+def _free_names(node: ast.AST) -> set[str]:
+    """Names a statement reads that it does not bind itself (a function's locals excluded)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        args = node.args
+        params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        params |= {a.arg for a in (args.vararg, args.kwarg) if a}
+        local = params | {n.id for n in ast.walk(node)
+                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        reads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
+                 and isinstance(n.ctx, ast.Load)}
+        defaults = [d for d in args.defaults + args.kw_defaults if d is not None]
+        return (reads - local) | {n.id for d in defaults for n in ast.walk(d)
+                                  if isinstance(n, ast.Name)}
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
 def reachable(cells: list[str], function: str) -> list[tuple[int, ast.stmt]]:
-    """The top-level statements ``function`` can reach by name, plus every other statement."""
+    """The top-level statements ``function`` can reach: what binds the names it reads,
+    transitively, and every statement that patches something (and what that reaches).
+
+    Other statements (a ``print``, a call of ``check``, a demo) cannot change what the
+    function does, so they are left out.
+    """
     stmts = _parse(cells)
-    defined: dict[str, list[int]] = {}
+    binds: dict[str, list[int]] = {}
     keep: set[int] = set()
     for i, (_, stmt) in enumerate(stmts):
-        names = _defines(stmt)
-        if names is None:
+        if _is_patch(stmt):
             keep.add(i)
-        else:
-            for name in names:
-                defined.setdefault(name, []).append(i)
-    todo = [function] + [name for i in keep for name in _used_names(stmts[i][1])]
+        for name in _bound(stmt):
+            binds.setdefault(name, []).append(i)
+    todo = [function] + [name for i in keep for name in _free_names(stmts[i][1])]
     seen: set[str] = set()
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        for i in defined.get(name, []):
+        for i in binds.get(name, []):
             if i not in keep:
                 keep.add(i)
-                todo += _used_names(stmts[i][1])
+                todo += _free_names(stmts[i][1])
     return [stmts[i] for i in sorted(keep)]
+
+
+def own_names(cells: list[str]) -> set[str]:
+    """Names the learner defines with ``def``, ``class`` or an assignment (not imports)."""
+    found: set[str] = set()
+    for _, stmt in _parse(cells):
+        if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            found |= _bound(stmt)
+    return found
 
 
 def _where(cell: int, node: ast.AST) -> str:
     return f"cell {cell}, line {getattr(node, 'lineno', '?')}"
 
 
-def names_used(code: list[tuple[int, ast.stmt]], wanted: set[str]) -> list[Finding]:
-    """Where any of ``wanted`` appears as a name, an attribute or an imported name."""
+def names_used(code: list[tuple[int, ast.stmt]], wanted: set[str],
+               own: set[str] = frozenset()) -> list[Finding]:
+    """Where any of ``wanted`` appears as a name, an attribute or an imported name.
+
+    A plain name the learner defined (``own``) is theirs, not torch's, so it does not count.
+    """
     found = []
     for cell, stmt in code:
         for node in ast.walk(stmt):
             names = []
-            if isinstance(node, ast.Name):
+            if isinstance(node, ast.Name) and node.id not in own:
                 names = [node.id]
             elif isinstance(node, ast.Attribute):
                 names = [node.attr]
@@ -110,24 +168,48 @@ def names_used(code: list[tuple[int, ast.stmt]], wanted: set[str]) -> list[Findi
     return found
 
 
-def escape_hatches(code: list[tuple[int, ast.stmt]]) -> list[Finding]:
-    """Constructs that reach code by computed names or outside torch's dispatcher."""
+def escape_hatches(code: list[tuple[int, ast.stmt]],
+                   imported: set[str] = frozenset()) -> list[Finding]:
+    """Constructs that reach code by computed names or outside torch's dispatcher, and
+    assignments into an imported module (``torch.save = ...``)."""
+    return [f for cell, stmt in code for f in _hatches(cell, list(ast.walk(stmt)), imported)]
+
+
+def imported_names(cells: list[str]) -> set[str]:
+    """The names the learner's imports bind (``torch``, ``F``, ``np``...)."""
+    return {(a.asname or a.name).split(".")[0] for _, stmt in _parse(cells)
+            for node in ast.walk(stmt) if isinstance(node, (ast.Import, ast.ImportFrom))
+            for a in node.names}
+
+
+def _root(node: ast.AST) -> str:
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else ""
+
+
+def _hatches(cell: int, nodes: list[ast.AST], imported: set[str] = frozenset()) -> list[Finding]:
     found = []
-    for cell, stmt in code:
-        for node in ast.walk(stmt):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                    and node.func.id in _DYNAMIC_CALLS:
-                found.append(Finding(f"{node.func.id}()", _where(cell, node)))
-            elif isinstance(node, ast.Attribute) and (
-                    node.attr.startswith("_") or node.attr in _ESCAPE_ATTRS):
-                found.append(Finding(f".{node.attr}", _where(cell, node)))
-            elif isinstance(node, ast.Import):
-                found += [Finding(f"import {a.name}", _where(cell, node)) for a in node.names
-                          if a.name.split(".")[0] in _ESCAPE_MODULES]
-            elif isinstance(node, ast.ImportFrom) and node.module and \
-                    node.module.split(".")[0] in _ESCAPE_MODULES:
-                found.append(Finding(f"from {node.module} import", _where(cell, node)))
-            elif isinstance(node, ast.Name) and node.id.startswith("__") \
-                    and node.id not in ("__name__",):
-                found.append(Finding(node.id, _where(cell, node)))
+    for node in nodes:
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
+            targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete))
+                       else [node.target])
+            found += [Finding(f"an assignment into {_root(t)}", _where(cell, node))
+                      for t in targets if isinstance(t, (ast.Attribute, ast.Subscript))
+                      and _root(t) in imported]
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in _DYNAMIC_CALLS:
+            found.append(Finding(f"{node.func.id}()", _where(cell, node)))
+        elif isinstance(node, ast.Attribute) and (
+                node.attr.startswith("_") or node.attr in _ESCAPE_ATTRS):
+            found.append(Finding(f".{node.attr}", _where(cell, node)))
+        elif isinstance(node, ast.Import):
+            found += [Finding(f"import {a.name}", _where(cell, node)) for a in node.names
+                      if a.name.split(".")[0] in _ESCAPE_MODULES]
+        elif isinstance(node, ast.ImportFrom) and node.module and \
+                node.module.split(".")[0] in _ESCAPE_MODULES:
+            found.append(Finding(f"from {node.module} import", _where(cell, node)))
+        elif isinstance(node, ast.Name) and node.id.startswith("__") \
+                and node.id not in ("__name__",):
+            found.append(Finding(node.id, _where(cell, node)))
     return found

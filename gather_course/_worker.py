@@ -119,6 +119,13 @@ def _sweep(deadline: float) -> tuple[float, bool]:
         time.sleep(0.002)
 
 
+def _cpu_of(pid: int) -> float:
+    """CPU seconds of a process (all its threads, and the children it waited for) so far."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        fields = f.read().rsplit(b")", 1)[1].split()
+    return sum(int(v) for v in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
 def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) -> tuple[dict, bytes]:
     jobdir = tempfile.mkdtemp(dir=base)
     beat_r, beat_w = os.pipe()
@@ -134,12 +141,17 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
             os._exit(code)
     os.close(beat_w)
     job_limit, call_limit = float(header["job_limit"]), float(header["call_limit"])
-    last_beat, status, usage, code = started, "", None, None
+    last_beat, status, usage, code, at_stop = started, "", None, None, None
     while usage is None:
         ready, _, _ = select.select([beat_r], [], [], 0.02)
         if ready and os.read(beat_r, 4096):
             last_beat = time.monotonic()
-        done, wstatus, ru = os.wait4(pid, os.WNOHANG)
+        done, wstatus, ru = os.wait4(pid, os.WNOHANG | os.WUNTRACED)
+        if done and os.WIFSTOPPED(wstatus):      # the child stops itself before its calls
+            if at_stop is None:
+                at_stop = _cpu_of(pid)
+            os.kill(pid, signal.SIGCONT)
+            continue
         if done:
             usage, code = ru, wstatus
             break
@@ -151,6 +163,7 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
     os.close(beat_r)
     cpu = usage.ru_utime + usage.ru_stime
     left_cpu, clean = _sweep(time.monotonic() + 5)
+    calls_cpu = None if at_stop is None else cpu + left_cpu - at_stop
     if not status:
         if os.WIFSIGNALED(code):
             sig = os.WTERMSIG(code)
@@ -169,11 +182,32 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
         pass
     if len(result) > _RESULT_CAP:
         status, result = "result too large", b""
-    shutil.rmtree(jobdir, ignore_errors=True)
-    for name in os.listdir(base):                           # anything else the job wrote
-        shutil.rmtree(os.path.join(base, name), ignore_errors=True)
-    return ({"status": status, "cpu": cpu + left_cpu, "clean": clean,
+    _wipe(base, sandboxed=os.environ.get("GATHER_COURSE_SANDBOXED") == "1")
+    return ({"status": status, "cpu": cpu + left_cpu, "calls_cpu": calls_cpu, "clean": clean,
              "wall": time.monotonic() - started, "maxrss_kb": usage.ru_maxrss}, result)
+
+
+def _wipe(base: str, sandboxed: bool) -> None:
+    """Remove everything a job wrote where it could write, so the next job finds nothing.
+
+    In the sandbox that is its own /tmp and /dev/shm; without one, only the jobs' folder.
+    """
+    for folder in ((os.path.dirname(base), "/dev/shm", base) if sandboxed else (base,)):
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(folder, name)
+            if path == base:
+                continue
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
 
 
 def main() -> None:
@@ -253,26 +287,50 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         except OSError:
             pass
 
+    # ours, taken before any learner code can replace them
+    stop, getpid, save, opener = os.kill, os.getpid, torch.save, builtins.open
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    limit = float(header["call_limit"]) * 0.9            # ours first; the zygote's is the backstop
+
+    def too_long(signum: int, frame: Any) -> None:
+        raise TookTooLong(f"it ran longer than {header['call_limit']:g} s and was stopped")
+
+    signal.signal(signal.SIGALRM, too_long)
     cells = []
     beat()
     for n, source in enumerate(header["cells"]):
         name = f"<cell {n + 1}>"
         linecache.cache[name] = (len(source), None, source.splitlines(True), name)
         try:
+            signal.setitimer(signal.ITIMER_REAL, limit)
             exec(compile(source, name, "exec"), namespace)
             cells.append(None)
         except BaseException as exc:  # noqa: BLE001 - a cell's error is reported, not fatal
             cells.append(_describe(exc))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         beat()
     fn = namespace.get(header["function"]) if header.get("function") else None
+    if timing:
+        stop(getpid(), signal.SIGSTOP)        # the zygote reads our CPU time here
     results = []
     for n, call in enumerate(calls):
         beat()
-        results.append(_call(fn, call, keep=not timing or n == len(calls) - 1))
+        signal.setitimer(signal.ITIMER_REAL, 0 if timing else limit)
+        try:
+            results.append(_call(fn, call, keep=not timing or n == len(calls) - 1))
+        except TookTooLong as exc:       # raised between our own lines: still this call's
+            results.append({"raised": _describe(exc)})
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
         beat()
-    with open(os.path.join(jobdir, "result.pt"), "wb") as f:
-        torch.save({"cells": cells, "results": results, "defined": fn is not None}, f)
+    with opener(os.path.join(jobdir, "result.pt"), "wb") as f:
+        save({"cells": cells, "results": results, "defined": fn is not None}, f)
+
+
+class TookTooLong(BaseException):
+    """A cell or a call ran past the time limit (a BaseException: ``except Exception`` in
+    learner code does not swallow it)."""
 
 
 def _describe(exc: BaseException) -> dict:

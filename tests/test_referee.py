@@ -237,3 +237,109 @@ def test_a_failure_on_a_hidden_case_shows_shapes_and_position_but_no_values(refe
     assert result.tier == T.WRONG_VALUES and "hidden case" in text, text
     assert "first wrong element" in text and "not shown for hidden cases" in text
     assert "expected:" not in text and "formula:" not in text
+
+
+# ------------------------------------------------------------------ found by attacking it
+ANSWERS_BASICS = [IMPORTS, exercise("basics.pick_per_row").solution_code,
+                  exercise("basics.gather_loop").solution_code]
+
+
+def test_what_the_worker_sends_back_cannot_crash_the_referee(referee):
+    sparse = ("real_save = torch.save\ndef fake_save(obj, f, *a, **k):\n"
+              "    for r in obj.get('results', []):\n"
+              "        if isinstance(r, dict) and type(r.get('value')) is torch.Tensor:\n"
+              "            r['value'] = r['value'].to_sparse()\n"
+              "    return real_save(obj, f, *a, **k)\ntorch.save = fake_save\n"
+              "import gather_course._worker as W\nW.torch.save = fake_save\n")
+    result = _judge(referee, "basics.pick_per_row", ANSWERS_BASICS + [sparse])
+    assert result.passed or result.tier == T.WRONG_TYPE, str(result)     # judged, no crash
+    from gather_course._referee import _value
+    assert isinstance(_value(torch.eye(2).to_sparse()), T.Opaque)
+    deep: dict = {"sequence": []}
+    deep["sequence"].append(deep)
+    assert isinstance(_value(deep), (list, tuple, T.Opaque))             # no recursion error
+
+
+def test_nothing_written_in_one_job_is_there_for_the_next(referee):
+    plant = ("open('/tmp/share.pt', 'w').write('x'); open('/dev/shm/share', 'w').write('x')\n"
+             if isolation().level == SANDBOX else "")
+    probe = ("import os\ndef pick_per_row(x, cols):\n"
+             "    left = os.path.exists('/tmp/share.pt') or os.path.exists('/dev/shm/share')\n"
+             "    return torch.gather(x, 1, cols) + (1 if left else 0)\n")
+    assert _judge(referee, "basics.pick_per_row", [PICK, plant + ANSWERS_BASICS[1]]).passed
+    assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
+
+
+def test_faked_operation_counts_cannot_satisfy_a_rule(referee):
+    spoof = ("real_save = torch.save\ndef fake_save(obj, f, *a, **k):\n"
+             "    for r in obj.get('results', []):\n"
+             "        if isinstance(r, dict) and 'ops' in r:\n"
+             "            r['ops'] = {'scatter_add': 1}\n"
+             "    return real_save(obj, f, *a, **k)\ntorch.save = fake_save\n"
+             "def gather_backward(grad_out, dim, index, input_shape):\n"
+             "    grad = torch.zeros(input_shape, dtype=grad_out.dtype)\n"
+             "    return grad.index_put_(tuple(torch.meshgrid(*[torch.arange(s) for s in "
+             "index.shape], indexing='ij')[:dim % index.dim()]) + (index,), grad_out, "
+             "accumulate=True) if False else grad.scatter_add(dim, index, grad_out)\n")
+    result = _judge(referee, "friends.gather_backward", [PICK, spoof])
+    assert result.tier == T.RULES and "assignment into torch" in result.headline, str(result)
+
+
+def test_a_forbidden_op_behind_a_string_or_a_replayed_input_is_caught(referee):
+    sneaky = ("import operator\nseen = []\ndef gather_loop(input, dim, index):\n"
+              "    for a, b, d in seen:\n        if d == dim and a.shape == input.shape and "
+              "torch.equal(a, input):\n            return torch.zeros(index.shape, "
+              "dtype=input.dtype)\n    seen.append((input.clone(), index.clone(), dim))\n"
+              "    return operator.methodcaller('ga' + 'ther', dim, index.long())(input)\n")
+    assert _judge(referee, "basics.gather_loop", [PICK, sneaky]).tier == T.RULES
+
+
+def test_cpu_burnt_outside_the_calls_does_not_hide_a_loop(referee):
+    burn = ("import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 1.5:\n"
+            "    pass\n")
+    lists = ("def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
+             "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
+             "dtype=x.dtype).reshape(cols.shape)\n")
+    result = _judge(referee, "basics.pick_per_row", [PICK, burn, lists, burn], secret=None)
+    assert result.tier == T.NOT_VECTORIZED, str(result)
+
+
+def test_honest_notebooks_are_not_flagged_for_what_else_they_hold(referee):
+    scratch = [IMPORTS, "\n" + exercise("basics.pick_per_row").solution_code,   # blank line
+               exercise("basics.gather_loop").solution_code,
+               'from gather_course import exercise\nexercise("basics.pick_per_row")'
+               '.check(pick_per_row)\n',
+               "x = torch.randn(3, 4); i = torch.randint(0, 4, (3, 2))\n"
+               "print(torch.equal(gather_loop(x, 1, i), torch.gather(x, 1, i)))\n"
+               "out = torch.gather(x, 1, i)\nimport numpy as np\nprint(np.pi)\n"]
+    assert _judge(referee, "basics.gather_loop", scratch).passed
+    assert _judge(referee, "basics.pick_per_row", scratch).passed
+    own_helper = ("def nll_loss(log_probs, labels):\n"
+                  "    return -log_probs.gather(-1, labels.unsqueeze(-1)).squeeze(-1)\n"
+                  "def masked_nll(logits, labels, ignore_index=-100):\n"
+                  "    keep = labels != ignore_index\n    safe = torch.where(keep, labels, 0)\n"
+                  "    per_token = nll_loss(torch.log_softmax(logits, dim=-1), safe)\n"
+                  "    return (per_token * keep).sum() / keep.sum()\n")
+    assert _judge(referee, "nlp.masked_nll", [PICK, own_helper]).passed
+
+
+def test_the_sandbox_reads_no_secrets_of_the_machine(referee):
+    if isolation().level != SANDBOX:
+        pytest.skip(f"no sandbox here: {isolation()}")
+    probe = ("import os, subprocess\nopen_ok = os.path.exists('/etc/shadow')\n"
+             "nested = subprocess.run(['unshare', '-U', '-r', 'true']).returncode == 0\n"
+             "def pick_per_row(x, cols):\n"
+             "    return torch.gather(x, 1, cols) + (1 if open_ok or nested else 0)\n")
+    assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
+
+
+def test_slow_cells_cannot_hold_a_worker_for_long():
+    slow = Referee(Worker, call_limit=1)
+    try:
+        import time
+        start = time.monotonic()
+        cells = [PICK] + ["import time\ntime.sleep(0.8)\n"] * 30 + [ANSWERS_BASICS[1]]
+        result = _judge(slow, "basics.pick_per_row", cells, secret=None)
+        assert not result.passed and time.monotonic() - start < 25
+    finally:
+        slow.close()

@@ -189,6 +189,9 @@ def _raise_for_error(case: "Case", outcome: Outcome) -> None:
     if error.get("not_implemented"):
         raise _Failure(NOT_ATTEMPTED, "your function raises NotImplementedError: replace "
                        "the `raise NotImplementedError` line with your code.")
+    if error.get("type") == "TookTooLong":              # stopped by the grading worker
+        raise _Failure(EXCEPTION, f"your function did not finish: {error['message']} "
+                       "(an endless loop?).", [("case", case.label), ("inputs", _shapes(case))])
     details = [("case", case.label), ("inputs", _shapes(case)),
                ("error", f"{error['type']}: {error['message']}")]
     if error.get("where"):
