@@ -66,6 +66,9 @@ def test_set_deterministic_debug_mode_is_the_use_deterministic_algorithms_switch
     doc = " ".join(torch.use_deterministic_algorithms.__doc__.split())
     assert ":func:`torch.Tensor.scatter_add_` when called on a CUDA tensor" in doc
     assert ":func:`torch.gather` when called on a CUDA tensor that requires grad" in doc
+    assert ":func:`torch.index_select` when attempting to differentiate a CUDA tensor" in doc
+    assert (":func:`torch.Tensor.__getitem__` when attempting to differentiate a CPU tensor "
+            "and the index is a list of tensors") in doc
 
 
 # -- the stored lecture ------------------------------------------------------------------------
@@ -111,3 +114,9 @@ def test_the_timing_cell_prints_its_conclusions_from_its_own_numbers(cells):
 def test_the_one_hot_way_of_section_3_is_not_called_a_matmul(cells):
     code = "\n".join(c.source for c in cells if c.cell_type == "code")
     assert '"one-hot multiply-and-sum"' in code and '"one-hot matmul"' not in code
+
+
+def test_article_003_is_cited_with_its_part(cells):
+    source = "\n".join(c.source for c in cells)
+    assert not re.search(r"\b003 §", source)
+    assert "003-C §5" in source and "003-A §4.1" in source     # the timing is only in 003-C
