@@ -371,7 +371,8 @@ class Referee:
     def _growth(self, cells: list[str], q: Question) -> tuple[float, Any]:
         """CPU seconds of the timing calls alone, read by the zygote when the child stops
         itself between running the cells and calling the function (one job, one process)."""
-        timing = {"sizes": q.timing, "seed": _TIMING_SEED, "repeat": TIMING_REPEAT}
+        timing = {"sizes": q.timing, "seed": _TIMING_SEED, "repeat": TIMING_REPEAT,
+                  "variant": q.variant_name}
         reply, result = self._job(cells, q.name, qid=q.qid, timing=timing,
                                   n_calls=TIMING_REPEAT)
         if reply.get("status") == "timeout":
@@ -389,9 +390,10 @@ class Referee:
             raise _Failure(EXCEPTION, "your function did not finish on a large input "
                            f"({_size_text(q.timing)}): it raised an error or ended its "
                            "process.", [])
-        if got > _TIMING_SLACK and q.qid not in self._baseline:   # only then is it needed
-            self._baseline[q.qid] = max(self._growth(_reference_cells(q), q)[0], 0.0)
-        ref = self._baseline.get(q.qid, 0.0)
+        key = f"{q.qid}:{q.variant_name}"
+        if got > _TIMING_SLACK and key not in self._baseline:   # only then is it needed
+            self._baseline[key] = max(self._growth(_reference_cells(q), q)[0], 0.0)
+        ref = self._baseline.get(key, 0.0)
         if got == float("inf") or got > max(_TIMING_FACTOR * ref, ref + _TIMING_SLACK):
             shown = "longer than the time limit" if got == float("inf") else f"{got:.2f} s"
             raise _Failure(NOT_VECTORIZED, "your values are right, but on a large input your "
@@ -433,13 +435,14 @@ _SOLUTIONS: dict[str, Any] = {}
 
 def _solution_on(q: Question, seed: int) -> Any:
     """The course's solution (our code, run here) on the timing input built from ``seed``."""
-    if q.qid not in _SOLUTIONS:
+    key = f"{q.qid}:{q.variant_name}"
+    if key not in _SOLUTIONS:
         namespace: dict[str, Any] = {}
         for cell in _reference_cells(q):
             exec(cell, namespace)  # noqa: S102 - the course's own solution text
         case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
-        _SOLUTIONS[q.qid] = namespace[q.name](*case.inputs.values())
-    return _SOLUTIONS[q.qid]
+        _SOLUTIONS[key] = namespace[q.name](*case.inputs.values())
+    return _SOLUTIONS[key]
 
 
 def _size_text(sizes: dict) -> str:

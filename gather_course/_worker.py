@@ -278,7 +278,7 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         from gather_course.questions import exercise
 
         gen = torch.Generator().manual_seed(int(timing["seed"]))
-        case = exercise(header["qid"]).build(gen, timing["sizes"])
+        case = exercise(header["qid"], timing.get("variant", "public")).build(gen, timing["sizes"])
         calls = [{"inputs": list(case.inputs.values())}] * int(timing["repeat"])
 
     def beat() -> None:

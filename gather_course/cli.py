@@ -4,6 +4,7 @@
   gather-course release                  regenerate exercises/ from solutions/ (nbgrader)
   gather-course release --class-seed S --to DIR   a class's course, with its question variants
   gather-course grade ASSIGNMENT         grade submitted/*/ASSIGNMENT in a sandbox, write a CSV of scores
+  gather-course similar ASSIGNMENT       copy report: alike answers, published solutions
   gather-course execute NOTEBOOK...      re-run lecture/solution notebooks on CPU, store outputs
   gather-course bench                    time gather against six other ways (CPU, and CUDA if any)
 """
@@ -131,6 +132,29 @@ def _grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def _similar(args: argparse.Namespace) -> int:
+    from ._course import course_root, known_assignment, nbgrader_api
+    from ._grade import _release_notebooks
+    from ._similar import similar
+
+    root = course_root(args.course)
+    known_assignment(root, args.assignment)
+    with nbgrader_api(root) as api:
+        released = _release_notebooks(root, api, args.assignment)
+    report = similar(root, args.assignment, released)
+    print(f"Copy report for {args.assignment} (it changes no score; look before you act):")
+    for key, groups in sorted(report.groups.items()):
+        for students in groups:
+            print(f"  {key}: {', '.join(students)} wrote the same code (names, comments and "
+                  "layout set aside)")
+    for key, matches in sorted(report.published.items()):
+        for student, which in matches:
+            print(f"  {key}: {student}'s answer is the published {which} solution")
+    if not report.groups and not report.published:
+        print("  nothing alike.")
+    return 0
+
+
 def _report(assignment: str, outcomes: list, csv_path: Path) -> None:
     for o in outcomes:
         if o.graded:
@@ -202,6 +226,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--require-sandbox", action="store_true", help="refuse to grade without "
                    "bubblewrap's sandbox")
     p.set_defaults(func=_grade)
+    p = sub.add_parser("similar", help="copy report: answers alike once names and layout are "
+                                       "set aside, or equal to a published solution")
+    p.add_argument("assignment", help="e.g. basics")
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.set_defaults(func=_similar)
     p = sub.add_parser("execute", help="re-run lecture and solution notebooks on CPU, store outputs")
     p.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")
     p.set_defaults(func=_execute)
