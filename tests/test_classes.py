@@ -145,3 +145,11 @@ def test_similar_lists_copies_and_published_solutions(tmp_path):
     report = similar(root, "basics", {"basics.ipynb": released})
     assert report.groups["basics.pick_per_row"] == [["alice", "bob"]]
     assert report.published["basics.pick_per_row"] == [("carol", "public")]
+
+
+def test_the_cli_wants_a_seed_and_a_folder_together(tmp_path):
+    from gather_course.cli import main
+
+    assert main(["release", "--course", str(ROOT), "--class-seed", "3"]) == 2
+    assert main(["release", "--course", str(ROOT), "--to", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x").exists()
