@@ -66,10 +66,10 @@ def _gradebook_knows(root: Path, assignment: str) -> bool:
             return False
 
 
-def _register(api: Any, root: Path, assignment: str) -> None:
-    """Put the assignment's test cells in the gradebook without touching exercises/."""
-    if _gradebook_knows(root, assignment):
-        return
+@contextlib.contextmanager
+def _generated(api: Any, assignment: str) -> Iterator[Path]:
+    """nbgrader's generate_assignment into a temporary folder: the gradebook learns the
+    assignment's test cells, and ``exercises/`` is not touched."""
     with tempfile.TemporaryDirectory(prefix="gather-course-grade-") as tmp:
         release_dir = api.coursedir.release_directory
         api.coursedir.release_directory = tmp
@@ -77,21 +77,34 @@ def _register(api: Any, root: Path, assignment: str) -> None:
             done = api.generate_assignment(assignment, force=True, create=True)
         finally:
             api.coursedir.release_directory = release_dir
-    if not done["success"]:
-        raise GatherCourseError(f"nbgrader could not read the assignment {assignment!r} "
-                                f"from {SOURCE}/: {nbgrader_errors(done)}")
+        if not done["success"]:
+            raise GatherCourseError(f"nbgrader could not read the assignment {assignment!r} "
+                                    f"from {SOURCE}/: {nbgrader_errors(done)}")
+        yield Path(tmp, assignment)
+
+
+def _register(api: Any, root: Path, assignment: str) -> None:
+    """Put the assignment's test cells in the gradebook without touching exercises/."""
+    if not _gradebook_knows(root, assignment):
+        with _generated(api, assignment):
+            pass
+
+
+def _submitted(gb: Any, assignment: str, students: list[str]) -> Iterator[tuple[str, Any]]:
+    """(student, gradebook submission) for each student the gradebook has one for."""
+    from nbgrader.api import MissingEntry
+
+    for student in students:
+        try:
+            yield student, gb.find_submission(assignment, student)
+        except MissingEntry:
+            continue
 
 
 def _scores(root: Path, assignment: str, students: list[str]) -> dict[str, Outcome]:
-    from nbgrader.api import MissingEntry
-
     found = {}
     with _gradebook(root) as gb:
-        for student in students:
-            try:
-                sub = gb.find_submission(assignment, student)
-            except MissingEntry:
-                continue
+        for student, sub in _submitted(gb, assignment, students):
             questions = {g.name: float(g.score) for nb in sub.notebooks for g in nb.grades}
             found[student] = Outcome(student, True, float(sub.score), float(sub.max_score),
                                      questions)
@@ -114,19 +127,10 @@ def _release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
     import nbformat
 
     folder = root / RELEASE / assignment
-    if not any(folder.glob("*.ipynb")):
-        with tempfile.TemporaryDirectory(prefix="gather-course-grade-") as tmp:
-            release_dir = api.coursedir.release_directory
-            api.coursedir.release_directory = tmp
-            try:
-                done = api.generate_assignment(assignment, force=True, create=True)
-            finally:
-                api.coursedir.release_directory = release_dir
-            if not done["success"]:
-                raise GatherCourseError(f"nbgrader could not read the assignment {assignment!r} "
-                                        f"from {SOURCE}/: {nbgrader_errors(done)}")
-            return {p.name: nbformat.read(p, 4) for p in sorted(Path(tmp, assignment).glob("*.ipynb"))}
-    return {p.name: nbformat.read(p, 4) for p in sorted(folder.glob("*.ipynb"))}
+    if any(folder.glob("*.ipynb")):
+        return {p.name: nbformat.read(p, 4) for p in sorted(folder.glob("*.ipynb"))}
+    with _generated(api, assignment) as made:
+        return {p.name: nbformat.read(p, 4) for p in sorted(made.glob("*.ipynb"))}
 
 
 def _check_tests(nb: Any, released: Any) -> str:
@@ -319,14 +323,8 @@ def _record(root: Path, assignment: str, students: list[str],
 
 
 def _flag_for_manual_grading(root: Path, assignment: str, students: list[str]) -> None:
-    from nbgrader.api import MissingEntry
-
     with _gradebook(root) as gb:
-        for student in students:
-            try:
-                sub = gb.find_submission(assignment, student)
-            except MissingEntry:
-                continue
+        for _student, sub in _submitted(gb, assignment, students):
             for nb in sub.notebooks:
                 for grade in nb.grades:
                     grade.needs_manual_grade = True

@@ -287,8 +287,6 @@ class Referee:
         reply, result = self._job(sub.cells, q.name, calls)
         results = result.get("results") if isinstance(result.get("results"), list) else []
         try:
-            if len(results) != len(calls):
-                self._missing_results(q, plan, reply, result, len(results))
             for n, (case, raw) in enumerate(zip(plan.cases, results)):
                 try:
                     judge_case(q, case, _outcome(raw))
@@ -297,6 +295,8 @@ class Referee:
                         failure.details = [(k, v) for k, v in failure.details
                                            if k in _HIDDEN_SHOWN] + [_HIDDEN_NOTE]
                     raise
+            if len(results) != len(calls):
+                self._missing_results(q, plan, reply, result, len(results))
             ran: dict[str, int] = {}
             for raw in results:                    # what every call ran (a signal: see _rules)
                 for op, n in (_outcome(raw).ops or {}).items():

@@ -324,6 +324,8 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         beat()
+        if (results[-1].get("raised") or {}).get("type") == "TookTooLong":
+            break                        # the verdict is known: the rest would only wait
     with opener(os.path.join(jobdir, "result.pt"), "wb") as f:
         save({"cells": cells, "results": results, "defined": fn is not None}, f)
 
