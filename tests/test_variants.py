@@ -52,6 +52,11 @@ def test_a_class_seed_picks_a_non_public_variant_of_each_and_seeds_differ():
         assert exercise(qid).pick_variant(1234) != "public"
     assert all(exercise(q).pick_variant(5) == "public" for q in exercise_ids()
                if q not in WITH_VARIANTS)
+    several = [q for q in WITH_VARIANTS if len(exercise(q).variants) > 1]
+    assert len(several) >= 3
+    for qid in several:                       # different classes get different variants
+        picks = {exercise(qid).pick_variant(seed) for seed in range(40)}
+        assert picks == {v.name for v in exercise(qid).variants}, qid
 
 
 def test_unknown_variants_are_clear_errors():

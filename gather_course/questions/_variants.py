@@ -99,6 +99,25 @@ _add("nlp.token_log_probs", Variant(
             "    return log_probs.gather(1, input_ids.unsqueeze(1)).squeeze(1)"))))
 
 _add("nlp.causal_lm_log_probs", Variant(
+    "seq_first", "logits [L, B, V] and ids [L, B] (sequence first), out [L-1, B]",
+    inputs=lambda p: {"logits": _like(p["logits"], p["logits"].transpose(0, 1)),
+                      "input_ids": p["input_ids"].transpose(0, 1).contiguous()},
+    to_public=lambda v: {"logits": v["logits"].transpose(0, 1),
+                         "input_ids": v["input_ids"].transpose(0, 1)},
+    from_public=lambda out: out.transpose(0, 1).contiguous(),
+    edits=(("Return the `[B, L-1]` tensor `out[b, t] = log_softmax(logits[b, t])"
+            "[input_ids[b, t+1]]`.",
+            "Here `logits` is `[L, B, V]` and `input_ids` is `[L, B]` (sequence first). Return "
+            "the `[L-1, B]` tensor `out[t, b] = log_softmax(logits[t, b])[input_ids[t+1, b]]`."),
+           ("`logits[:, :-1]` and `input_ids[:, 1:]`", "`logits[:-1]` and `input_ids[1:]`"),
+           ("`F.log_softmax(logits[:, :-1], -1).gather(-1, input_ids[:, 1:].unsqueeze(-1))",
+            "`F.log_softmax(logits[:-1], -1).gather(-1, input_ids[1:].unsqueeze(-1))"),
+           ("    log_probs = F.log_softmax(logits[:, :-1], dim=-1)   # predictions for tokens "
+            "1..L-1\n    targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they "
+            "predict",
+            "    log_probs = F.log_softmax(logits[:-1], dim=-1)      # predictions for tokens "
+            "1..L-1\n    targets = input_ids[1:].unsqueeze(-1)               # the tokens they "
+            "predict"))), Variant(
     "vocab_first", "logits laid out [B, V, L] (vocabulary in dim 1)", **_VOCAB_FIRST,
     edits=(("`out[b, t] = log_softmax(logits[b, t])[input_ids[b, t+1]]`.",
             "`out[b, t] = log_softmax(logits[b, :, t])[input_ids[b, t+1]]`, where `logits` "
@@ -135,7 +154,24 @@ _add("vision.gather_pixels", Variant(
     to_public=lambda v: _with(v, coords=v["coords"].flip(-1)),
     edits=(("holding `(y, x)` points", "holding `(x, y)` points"),
            ("where `(y, x) = coords[b, p]`", "where `(x, y) = coords[b, p]`"),
-           ("coords[..., 0] * W + coords[..., 1]", "coords[..., 1] * W + coords[..., 0]"))))
+           ("coords[..., 0] * W + coords[..., 1]", "coords[..., 1] * W + coords[..., 0]"))),
+    Variant(
+    "channels_last", "features laid out [B, H, W, C] (channels last)",
+    inputs=lambda p: _with(p, features=_like(p["features"], p["features"].permute(0, 2, 3, 1))),
+    to_public=lambda v: _with(v, features=v["features"].permute(0, 3, 1, 2)),
+    edits=(("`features` is `[B, C, H, W]`", "`features` is `[B, H, W, C]` (channels last)"),
+           ("`out[b, c, p] = features[b, c, y, x]`", "`out[b, c, p] = features[b, y, x, c]`"),
+           ("Flatten `H` and `W` into one dim", "Flatten `H` and `W` (dims 1 and 2) into one dim"),
+           ("`features.flatten(2).gather(2, lin.unsqueeze(1).expand(-1, C, -1))`",
+            "`features.flatten(1, 2).gather(1, lin.unsqueeze(-1).expand(-1, -1, C))"
+            ".transpose(1, 2)`"),
+           ("    B, C, H, W = features.shape", "    B, H, W, C = features.shape"),
+           ("    index = lin.unsqueeze(1).expand(-1, C, -1)             # [B, C, P]: same point, "
+            "every channel\n    return features.flatten(2).gather(2, index)            "
+            "# [B, C, H*W] -> [B, C, P]",
+            "    index = lin.unsqueeze(-1).expand(-1, -1, C)            # [B, P, C]: same point, "
+            "every channel\n    return features.flatten(1, 2).gather(1, index).transpose(1, 2)"
+            "  # -> [B, C, P]"))))
 
 _add("vision.select_heads", Variant(
     "positions_first", "x laid out [B, L, H, Dh] (positions before heads)",
@@ -156,7 +192,26 @@ _add("vision.select_heads", Variant(
             "# [B, 1, L, Dh] -> [B, L, Dh]",
             "    B, L, H, Dh = x.shape\n    index = heads[:, :, None, None].expand(B, L, 1, Dh)"
             "    # [B, L, 1, Dh]\n    return x.gather(2, index).squeeze(2)                    "
-            "# [B, L, 1, Dh] -> [B, L, Dh]"))))
+            "# [B, L, 1, Dh] -> [B, L, Dh]"))), Variant(
+    "heads_last", "x laid out [B, L, Dh, H] (heads last)",
+    inputs=lambda p: _with(p, x=_like(p["x"], p["x"].permute(0, 2, 3, 1))),
+    to_public=lambda v: _with(v, x=v["x"].permute(0, 3, 1, 2)),
+    edits=(("`x` is `[B, H, L, Dh]` (per-head outputs)",
+            "`x` is `[B, L, Dh, H]` (per-head outputs, heads last)"),
+           ("`out[b, l] = x[b, heads[b, l], l]`", "`out[b, l] = x[b, l, :, heads[b, l]]`"),
+           ("The head is chosen along dim 1;", "The head is chosen along the last dim;"),
+           ("Make the index `[B, 1, L, Dh]`: `heads[:, None, :, None].expand(-1, 1, -1, Dh)`, "
+            "gather along dim 1,",
+            "Make the index `[B, L, Dh, 1]`: `heads[:, :, None, None].expand(-1, -1, Dh, 1)`, "
+            "gather along dim 3,"),
+           ("`x.gather(1, heads[:, None, :, None].expand(-1, 1, -1, x.size(-1))).squeeze(1)`.",
+            "`x.gather(3, heads[:, :, None, None].expand(-1, -1, x.size(2), 1)).squeeze(3)`."),
+           ("    B, H, L, Dh = x.shape\n    index = heads[:, None, :, None].expand(B, 1, L, Dh)"
+            "    # [B, 1, L, Dh]\n    return x.gather(1, index).squeeze(1)                    "
+            "# [B, 1, L, Dh] -> [B, L, Dh]",
+            "    B, L, Dh, H = x.shape\n    index = heads[:, :, None, None].expand(B, L, Dh, 1)"
+            "    # [B, L, Dh, 1]\n    return x.gather(3, index).squeeze(3)                    "
+            "# [B, L, Dh, 1] -> [B, L, Dh]"))))
 
 
 # -- topk -----------------------------------------------------------------------------------------
