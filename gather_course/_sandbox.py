@@ -78,8 +78,8 @@ def _bwrap_command(bwrap: str) -> list[str]:
             cmd += ["--symlink", os.readlink(target), str(target)]
         elif target.is_dir():
             cmd += ["--ro-bind", str(target), str(target)]
-    for path in _readable_roots():
-        if not path.startswith(("/usr/", "/tmp/")) and path != "/tmp":
+    for path in _readable_roots():              # (under /tmp too: mounted over the tmpfs)
+        if not path.startswith("/usr/") and path != "/tmp":
             cmd += ["--ro-bind", path, path]
     for key, value in {**_ENV, "GATHER_COURSE_SANDBOXED": "1"}.items():
         cmd += ["--setenv", key, value]

@@ -36,6 +36,7 @@ from typing import Any
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _RESULT_CAP = 256 * 2**20           # bytes of results a job may send back
 _BEAT = b"."
+_MOUNTS: frozenset[str] = frozenset()      # read-only binds under the sandbox's /tmp
 
 
 # -- framing (the same in _sandbox): 4-byte header length, JSON header, 8-byte payload length,
@@ -182,32 +183,56 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
         pass
     if len(result) > _RESULT_CAP:
         status, result = "result too large", b""
-    _wipe(base, sandboxed=os.environ.get("GATHER_COURSE_SANDBOXED") == "1")
+    _wipe(base, os.environ.get("GATHER_COURSE_SANDBOXED") == "1", _MOUNTS)
     return ({"status": status, "cpu": cpu + left_cpu, "calls_cpu": calls_cpu, "clean": clean,
              "wall": time.monotonic() - started, "maxrss_kb": usage.ru_maxrss}, result)
 
 
-def _wipe(base: str, sandboxed: bool) -> None:
+def _wipe(base: str, sandboxed: bool, mounts: frozenset[str] = frozenset()) -> None:
     """Remove everything a job wrote where it could write, so the next job finds nothing.
 
-    In the sandbox that is its own /tmp and /dev/shm; without one, only the jobs' folder.
+    In the sandbox that is its own /tmp and /dev/shm (all but the read-only ``mounts`` made
+    there, and the folders that lead to them); without one, only the jobs' folder.
     """
-    for folder in ((os.path.dirname(base), "/dev/shm", base) if sandboxed else (base,)):
+    leading = {os.path.dirname(m) for m in mounts}
+    while any(os.path.dirname(p) not in leading and p not in ("/", "") for p in leading):
+        leading |= {os.path.dirname(p) for p in leading}
+    todo = [os.path.dirname(base), "/dev/shm"] if sandboxed else [base]
+    while todo:
+        folder = todo.pop()
         try:
             names = os.listdir(folder)
         except OSError:
             continue
         for name in names:
             path = os.path.join(folder, name)
-            if path == base:
+            if path == base or path in mounts:
                 continue
-            if os.path.isdir(path) and not os.path.islink(path):
+            if path in leading:
+                todo.append(path)
+            elif os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
             else:
                 try:
                     os.unlink(path)
                 except OSError:
                     pass
+    if sandboxed:
+        _wipe(base, False)
+
+
+def _mounts_under(folder: str) -> frozenset[str]:
+    """Mount points below ``folder`` (the sandbox's read-only binds under /tmp)."""
+    found = set()
+    try:
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                point = line.split()[4]
+                if point.startswith(folder.rstrip("/") + "/"):
+                    found.add(point)
+    except OSError:
+        pass
+    return frozenset(found)
 
 
 def main() -> None:
@@ -227,6 +252,8 @@ def main() -> None:
         torch.zeros(1) + 1
     _prctl(_PR_SET_DUMPABLE, 0)        # children cannot ptrace us or read our memory
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # whatever a child leaves behind becomes ours to kill
+    global _MOUNTS
+    _MOUNTS = _mounts_under(tempfile.gettempdir())
     base = tempfile.mkdtemp(prefix="jobs-")
     write_frame(wfd, {"ready": True, "pid": os.getpid(), "torch": torch.__version__})
     while True:

@@ -258,10 +258,14 @@ def test_what_the_worker_sends_back_cannot_crash_the_referee(referee):
 
 
 def test_nothing_written_in_one_job_is_there_for_the_next(referee):
-    plant = ("open('/tmp/share.pt', 'w').write('x'); open('/dev/shm/share', 'w').write('x')\n"
-             if isolation().level == SANDBOX else "")
-    probe = ("import os\ndef pick_per_row(x, cols):\n"
-             "    left = os.path.exists('/tmp/share.pt') or os.path.exists('/dev/shm/share')\n"
+    walk = ("import os\ndef _dirs():\n    for top in ('/tmp', '/dev/shm'):\n"
+            "        for here, dirs, files in os.walk(top):\n"
+            "            if here.count('/') < 6:\n                yield here, files\n")
+    plant = (walk + "for d, _ in list(_dirs()):\n    try:\n"
+             "        open(os.path.join(d, 'share.pt'), 'w').write('x')\n"
+             "    except OSError:\n        pass\n") if isolation().level == SANDBOX else ""
+    probe = (walk + "def pick_per_row(x, cols):\n"
+             "    left = any('share.pt' in files for _, files in _dirs())\n"
              "    return torch.gather(x, 1, cols) + (1 if left else 0)\n")
     assert _judge(referee, "basics.pick_per_row", [PICK, plant + ANSWERS_BASICS[1]]).passed
     assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
