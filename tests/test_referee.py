@@ -172,21 +172,24 @@ def test_read_submission_runs_answers_and_the_course_cells_and_refuses_magics():
 def test_the_worker_cannot_see_the_course_or_reach_the_network(referee):
     if isolation().level != SANDBOX:
         pytest.skip(f"no sandbox here: {isolation()}")
+    course = [ROOT / "solutions", ROOT / "tests", ROOT / "pyproject.toml"]
+    before = (ROOT / "pyproject.toml").read_bytes()
     probe = textwrap.dedent(f"""
         import os, socket
-        seen = os.path.exists({str(ROOT / 'solutions')!r}) or os.path.exists({str(ROOT / 'tests')!r})
+        seen = any(os.path.exists(p) for p in {[str(p) for p in course]!r})
         try:
             socket.create_connection(("127.0.0.1", 22), timeout=1); net = True
         except OSError:
             net = False
-        try:
-            open({str(ROOT / 'pyproject.toml')!r}, 'a'); wrote = True
+        try:                  # (at most a file of the sandbox's own /tmp, never the real one)
+            open({str(ROOT / 'pyproject.toml')!r}, 'a').write('# hacked')
         except OSError:
-            wrote = False
+            pass
         def pick_per_row(x, cols):
-            return torch.gather(x, 1, cols) + (1 if seen or net or wrote else 0)
+            return torch.gather(x, 1, cols) + (1 if seen or net else 0)
         """)
     assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
+    assert (ROOT / "pyproject.toml").read_bytes() == before
 
 
 def test_endless_loops_memory_bombs_and_leftover_processes(referee):
