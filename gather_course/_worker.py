@@ -37,6 +37,7 @@ _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _RESULT_CAP = 256 * 2**20           # bytes of results a job may send back
 _BEAT = b"."
 _MOUNTS: frozenset[str] = frozenset()      # read-only binds under the sandbox's /tmp
+_BASE_RSS = 0                              # the zygote's own resident memory (children share it)
 
 
 # -- framing (the same in _sandbox): 4-byte header length, JSON header, 8-byte payload length,
@@ -120,6 +121,28 @@ def _sweep(deadline: float) -> tuple[float, bool]:
         time.sleep(0.002)
 
 
+_MAX_PROCESSES = 64
+
+
+def _over_budget(memory: int) -> str:
+    """In the sandbox every process but init and us is the job's: too many of them, or too
+    much memory in all (RLIMIT_AS holds per process only), ends the job."""
+    me, pids = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in (1, me):
+            pids.append(name)
+    if len(pids) > _MAX_PROCESSES:
+        return "too many processes"
+    rss = 0
+    for name in pids:
+        try:
+            with open(f"/proc/{name}/statm") as f:
+                rss += int(f.read().split()[1]) * resource.getpagesize()
+        except (OSError, IndexError, ValueError):
+            continue
+    return "too much memory" if rss > memory + _BASE_RSS else ""
+
+
 def _cpu_of(pid: int) -> float:
     """CPU seconds of a process (all its threads, and the children it waited for) so far."""
     with open(f"/proc/{pid}/stat", "rb") as f:
@@ -142,6 +165,7 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
             os._exit(code)
     os.close(beat_w)
     job_limit, call_limit = float(header["job_limit"]), float(header["call_limit"])
+    sandboxed = os.environ.get("GATHER_COURSE_SANDBOXED") == "1"
     last_beat, status, usage, code, at_stop = started, "", None, None, None
     while usage is None:
         ready, _, _ = select.select([beat_r], [], [], 0.02)
@@ -157,8 +181,9 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
             usage, code = ru, wstatus
             break
         now = time.monotonic()
-        if now - started > job_limit or now - last_beat > call_limit:
-            status = "timeout"
+        over = _over_budget(int(header["memory"])) if sandboxed else ""
+        if over or now - started > job_limit or now - last_beat > call_limit:
+            status = over or "timeout"
             os.kill(pid, signal.SIGKILL)
             _, code, usage = os.wait4(pid, 0)
     os.close(beat_r)
@@ -183,7 +208,7 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
         pass
     if len(result) > _RESULT_CAP:
         status, result = "result too large", b""
-    _wipe(base, os.environ.get("GATHER_COURSE_SANDBOXED") == "1", _MOUNTS)
+    _wipe(base, sandboxed, _MOUNTS)
     return ({"status": status, "cpu": cpu + left_cpu, "calls_cpu": calls_cpu, "clean": clean,
              "wall": time.monotonic() - started, "maxrss_kb": usage.ru_maxrss}, result)
 
@@ -252,8 +277,10 @@ def main() -> None:
         torch.zeros(1) + 1
     _prctl(_PR_SET_DUMPABLE, 0)        # children cannot ptrace us or read our memory
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # whatever a child leaves behind becomes ours to kill
-    global _MOUNTS
+    global _MOUNTS, _BASE_RSS
     _MOUNTS = _mounts_under(tempfile.gettempdir())
+    with open("/proc/self/statm") as f:
+        _BASE_RSS = int(f.read().split()[1]) * resource.getpagesize()
     base = tempfile.mkdtemp(prefix="jobs-")
     write_frame(wfd, {"ready": True, "pid": os.getpid(), "torch": torch.__version__})
     while True:

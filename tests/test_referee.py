@@ -212,6 +212,12 @@ def _limits(referee):
               f"    open({marker!r}, 'w').close()\n    os._exit(0)\n"
               "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n")
     assert _judge(referee, "basics.pick_per_row", [PICK, daemon], secret=None).passed
+    if isolation().level == SANDBOX:           # a fork bomb, and one that hoards memory
+        bomb = ("import os, time\nfor _ in range(300):\n    if os.fork() == 0:\n"
+                "        hog = bytearray(50 * 2**20); time.sleep(30); os._exit(0)\n"
+                "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n")
+        result = _judge(referee, "basics.pick_per_row", [PICK, bomb], secret=None)
+        assert result.tier == T.EXCEPTION and "killed" in result.headline, str(result)
     ok = ("import os\ndef pick_per_row(x, cols):\n"
           f"    assert not os.path.exists({marker!r})\n    return torch.gather(x, 1, cols)\n")
     import time
