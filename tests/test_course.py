@@ -226,8 +226,8 @@ def test_check_passes_honest_noise_and_notes_the_cells_grading_would_not_run(tmp
                               "    print('debugging', file=sys.stderr)\n"
                               "    warnings.warn('a warning')\n"
                               "    return torch.gather(x, 1, cols)\n")
-    nb["cells"].append({"cell_type": "code", "metadata": {}, "source": "%timeit 1",
-                        "outputs": [], "execution_count": None})
+    nb["cells"].append({"cell_type": "code", "id": "learner-magic", "metadata": {},
+                        "source": "%timeit 1", "outputs": [], "execution_count": None})
     student = tmp_path / "noisy.ipynb"
     student.write_text(json.dumps(nb))
     done = _cli("check", str(student))
