@@ -78,16 +78,22 @@ def _runs_now(stmt: ast.stmt) -> list[ast.AST]:
 
 
 def _is_patch(stmt: ast.stmt) -> bool:
-    """A statement that, when its cell runs, changes an object others use: assigns into an
-    attribute or an item, or uses a construct that can (``setattr``, ``exec``, dunders...)."""
+    """A statement that, when its cell runs, may change an object others use: it assigns
+    into an attribute or an item, or calls ``setattr``, ``exec`` and the like, or a private
+    or dunder method (``M().__enter__()``). Reading ``np.__version__`` is not one."""
     for node in _runs_now(stmt):
         targets = (node.targets if isinstance(node, ast.Assign) else
                    [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else
                    node.targets if isinstance(node, ast.Delete) else [])
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
             return True
-    return bool(_hatches(cell=0, nodes=[n for n in _runs_now(stmt)
-                                        if not isinstance(n, (ast.Import, ast.ImportFrom))]))
+        if isinstance(node, ast.Call):           # setattr(...), exec(...), x.__enter__()...
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in _DYNAMIC_CALLS:
+                return True
+            if isinstance(func, ast.Attribute) and func.attr.startswith("_"):
+                return True
+    return False
 
 
 def _free_names(node: ast.AST) -> set[str]:

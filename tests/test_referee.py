@@ -318,7 +318,8 @@ def test_honest_notebooks_are_not_flagged_for_what_else_they_hold(referee):
                '.check(pick_per_row)\n',
                "x = torch.randn(3, 4); i = torch.randint(0, 4, (3, 2))\n"
                "print(torch.equal(gather_loop(x, 1, i), torch.gather(x, 1, i)))\n"
-               "out = torch.gather(x, 1, i)\nimport numpy as np\nprint(np.pi)\n"]
+               "out = torch.gather(x, 1, i)\nimport numpy as np\nprint(np.pi)\n",
+               "import numpy as np\nprint(np.__version__)\n"]
     assert _judge(referee, "basics.gather_loop", scratch).passed
     assert _judge(referee, "basics.pick_per_row", scratch).passed
     own_helper = ("def nll_loss(log_probs, labels):\n"
