@@ -32,7 +32,7 @@ from .questions._question import Question
 from ._sandbox import Worker, WorkerDied
 
 # Names in learner source that stand for an aten op a question forbids or requires.
-SOURCE_NAMES = {   # (required ops are checked by the op counter: autograd may run them)
+SOURCE_NAMES = {   # forbidden ops; required ones are in REQUIRED_NAMES below
     "gather": {"gather", "take_along_dim", "take_along_axis"},
     "nll_loss_forward": {"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"},
 }

@@ -209,8 +209,7 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
     if len(result) > _RESULT_CAP:
         status, result = "result too large", b""
     _wipe(base, sandboxed, _MOUNTS)
-    return ({"status": status, "cpu": cpu + left_cpu, "calls_cpu": calls_cpu, "clean": clean,
-             "wall": time.monotonic() - started, "maxrss_kb": usage.ru_maxrss}, result)
+    return {"status": status, "calls_cpu": calls_cpu, "clean": clean}, result
 
 
 def _wipe(base: str, sandboxed: bool, mounts: frozenset[str] = frozenset()) -> None:
@@ -341,8 +340,11 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         except OSError:
             pass
 
+    from gather_course.questions._check import _OpCounter
+
     # ours, taken before any learner code can replace them
     stop, getpid, save, opener = os.kill, os.getpid, torch.save, builtins.open
+    counter_type = _OpCounter
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     limit = float(header["call_limit"]) * 0.9            # ours first; the zygote's is the backstop
 
@@ -372,7 +374,8 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         beat()
         signal.setitimer(signal.ITIMER_REAL, 0 if timing else limit)
         try:
-            results.append(_call(fn, call, keep=not timing or n == len(calls) - 1))
+            results.append(_call(fn, call, counter_type,
+                                 keep=not timing or n == len(calls) - 1))
         except TookTooLong as exc:       # raised between our own lines: still this call's
             results.append({"raised": _describe(exc)})
         finally:
@@ -381,7 +384,7 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         if (results[-1].get("raised") or {}).get("type") == "TookTooLong":
             break                        # the verdict is known: the rest would only wait
     with opener(os.path.join(jobdir, "result.pt"), "wb") as f:
-        save({"cells": cells, "results": results, "defined": fn is not None}, f)
+        save({"cells": cells, "results": results}, f)
 
 
 class TookTooLong(BaseException):
@@ -400,18 +403,14 @@ def _describe(exc: BaseException) -> dict:
             "not_implemented": isinstance(exc, NotImplementedError)}
 
 
-def _call(fn: Any, call: dict, keep: bool = True) -> dict:
+def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
     """One call of the learner's function, as plain data: what came back, or the error."""
-    import torch
-
-    from gather_course.questions._check import _OpCounter
-
     if fn is None:
         return {"missing": True}
     if not callable(fn):
         return {"not_callable": _type_name(fn)}
     inputs = call["inputs"]                  # each call's own tensors, strides as the referee made them
-    counter = _OpCounter()
+    counter = counter_type()
     try:
         if call.get("count_ops"):
             with counter:

@@ -1,6 +1,5 @@
 """draw_gather_grad: the picture of gather's backward (a scatter_add of grad_out)."""
 
-import matplotlib
 import pytest
 import torch
 from matplotlib.figure import Figure
