@@ -25,8 +25,12 @@ PROTECTED = (SOURCE, RELEASE, "submitted")     # folders our commands never writ
 def notebook_file(path: str | Path) -> Path:
     """``path`` as an existing ``.ipynb`` file, or a clear error."""
     path = Path(path)
-    if path.suffix != ".ipynb" or not path.is_file():
+    if path.suffix != ".ipynb":
         raise GatherCourseError(f"expected a notebook file (.ipynb), got {str(path)!r}.")
+    if not path.exists():
+        raise GatherCourseError(f"{str(path)!r} is not found (looked in {Path.cwd()}).")
+    if not path.is_file():
+        raise GatherCourseError(f"{str(path)!r} is a folder; expected a notebook file (.ipynb).")
     return path
 
 
@@ -44,6 +48,13 @@ def assignments(root: Path) -> list[str]:
     """The assignments of the course: folders of ``solutions/`` that hold a notebook."""
     return sorted(p.name for p in (root / SOURCE).iterdir()
                   if p.is_dir() and any(p.glob("*.ipynb")))
+
+
+def assignment_order() -> list[str]:
+    """The assignments in the order of the lectures they go with (basics first)."""
+    from .questions import exercise_ids
+
+    return list(dict.fromkeys(qid.split(".")[0] for qid in exercise_ids()))
 
 
 def known_assignment(root: Path, name: str) -> str:
@@ -136,6 +147,7 @@ class QuestionReport:
     points: float
     score: float
     message: str
+    status: str = ""      # passed, not attempted, failing, edited or deleted
 
     @property
     def passed(self) -> bool:
@@ -147,15 +159,16 @@ def _is_ours(nb: Any) -> bool:
         c.metadata.get("nbgrader", {}).get("grade") for c in nb.cells)
 
 
-def check_notebook(path: str | Path,
-                   timeout: float = 10.0) -> tuple[list[QuestionReport], list[str]]:
+def check_notebook(path: str | Path, timeout: float = 10.0,
+                   referee: Any = None) -> tuple[list[QuestionReport], list[str]]:
     """Judge a learner's notebook with the referee, without the hidden cases.
 
     Returns a report per graded test cell, and notes on cells grading would not run.
 
     The same path as grading: the notebook's answer cells run in a sandboxed worker, never in
     this process, and the verdicts are the ones grading gives on the visible cases. Output to
-    stderr and warnings do not matter. The file is only read.
+    stderr and warnings do not matter. The file is only read. Pass a ``Referee`` to share
+    its worker between notebooks (the caller closes it).
     """
     import nbformat
 
@@ -178,22 +191,29 @@ def check_notebook(path: str | Path,
                and "checksum" in c.metadata["nbgrader"]
                and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]}
     submission = read_submission(nb, nb)
-    referee = Referee(Worker, call_limit=timeout)
+    own = referee is None
+    referee = Referee(Worker, call_limit=timeout) if own else referee
     reports = []
     try:
         for gid, qid, points in graded_cells(nb):
             result = referee.judge(submission, Plan.make(qid, None))
             message = "" if result.passed else str(result)
+            status = ("passed" if result.passed else
+                      "not attempted" if result.tier == "not attempted" else "failing")
             if gid in changed:
-                message = ("this test cell was edited. Grading refuses a notebook whose test "
-                           "cells were changed; undo your change to the cell.")
-            reports.append(QuestionReport(gid, points, 0.0 if message else points, message))
+                status, message = "edited", ("This test cell was edited. Grading refuses a "
+                                             "notebook whose test cells were changed; undo your "
+                                             "change to the cell.")
+            reports.append(QuestionReport(gid, points, 0.0 if message else points, message,
+                                          status))
     finally:
-        referee.close()
+        if own:
+            referee.close()
     present = {r.grade_id for r in reports}
     for gid, points in nb.metadata["gather_course"].get("tests", {}).items():
         if gid not in present:
-            reports.append(QuestionReport(gid, float(points), 0.0, "this test cell was deleted. "
+            reports.append(QuestionReport(gid, float(points), 0.0, "This test cell was deleted. "
                                           "Grading refuses a notebook without its test cells; "
-                                          "restore it (copy it from a fresh exercise notebook)."))
+                                          "restore it (copy it from a fresh exercise notebook).",
+                                          "deleted"))
     return reports, submission.notes

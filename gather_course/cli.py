@@ -1,6 +1,12 @@
-"""The ``gather-course`` command line: check a notebook, release the exercises, grade a class.
+"""The gather-course command line: study the course, check a notebook, release, grade a class.
 
-  gather-course check NOTEBOOK.ipynb     run a copy, report each question; exit 1 if any fails
+For learners:
+  gather-course start [DIR]              copy the lectures and exercises into DIR (default
+                                         ~/gather-course-work) and open it in JupyterLab
+  gather-course check NOTEBOOK.ipynb     report each question of a notebook; exit 1 if any fails
+  gather-course progress [DIR]           which questions of which assignment pass
+
+For instructors and maintainers:
   gather-course release                  regenerate exercises/ from solutions/ (nbgrader)
   gather-course release --class-seed S --to DIR   a class's course, with its question variants
   gather-course grade ASSIGNMENT         grade submitted/*/ASSIGNMENT in a sandbox, write a CSV of scores
@@ -80,6 +86,62 @@ def _check(args: argparse.Namespace) -> int:
     print(f"\n{score:g}/{total:g} points; " +
           (f"{failed} of {len(reports)} questions fail." if failed else "every question passes."))
     return 1 if failed else 0
+
+
+def _start(args: argparse.Namespace) -> int:
+    from ._workcopy import DEFAULT_DIR, lab_command, make_working_copy
+
+    copied = make_working_copy(args.dir)
+    where = copied.folder
+    if copied.added:
+        print(f"Copied {len(copied.added)} notebooks into {where}.")
+    if copied.kept:
+        print(f"Kept {len(copied.kept)} notebooks already there as they are (your work is "
+              "never overwritten).")
+    if args.no_lab:
+        shown = args.dir or DEFAULT_DIR
+        print(f"Open it with: gather-course start {shown}")
+        return 0
+    command, env = lab_command(where, args.lab_args)
+    print(f"Opening JupyterLab in {where} (stop it with Ctrl+C).", flush=True)
+    try:
+        os.execvpe(command[0], command, env)
+    except OSError as exc:
+        raise GatherCourseError(f"could not start JupyterLab ({exc}); is the course's "
+                                "environment active (. .venv/bin/activate)?") from None
+    return 0
+
+
+def _progress(args: argparse.Namespace) -> int:
+    from ._course import check_notebook
+    from ._referee import Referee
+    from ._sandbox import Worker
+    from ._workcopy import exercise_notebooks, working_dir
+
+    folder = working_dir(args.dir)
+    notebooks = exercise_notebooks(folder)
+    if not notebooks:
+        raise GatherCourseError(f"no exercise notebooks in {folder / 'exercises'}; "
+                                f"`gather-course start {folder}` copies them back.")
+    marks = {"passed": "✓", "not attempted": "·"}
+    done = total = 0
+    print(f"Progress in {folder} (the visible test cases, as `gather-course check` runs them)\n")
+    referee = Referee(Worker, call_limit=args.timeout)
+    try:
+        for path in notebooks:
+            reports, _ = check_notebook(path, timeout=args.timeout, referee=referee)
+            passed = sum(r.passed for r in reports)
+            done, total = done + passed, total + len(reports)
+            print(f"{path.parent.name:8} {passed} of {len(reports)} questions pass   "
+                  f"{path.relative_to(folder)}")
+            for r in reports:
+                print(f"  {marks.get(r.status, '✗')} {r.grade_id.removeprefix('test_'):24} "
+                      f"{r.status}")
+    finally:
+        referee.close()
+    print(f"\n{done} of {total} questions pass." + (" Well done!" if done == total else
+          " Run `gather-course check NOTEBOOK` for what is wrong in one notebook."))
+    return 0
 
 
 def _release(args: argparse.Namespace) -> int:
@@ -208,6 +270,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=10, help="seconds per call of your "
                    "function, and per cell (default 10)")
     p.set_defaults(func=_check)
+    p = sub.add_parser("start", help="copy the lectures and exercises into a folder of your "
+                                     "own and open it in JupyterLab")
+    p.add_argument("dir", nargs="?", help="your working copy (default ~/gather-course-work); "
+                   "files already there are kept")
+    p.add_argument("--no-lab", action="store_true", help="only make the copy (after --, "
+                   "options for jupyter lab: start DIR -- --no-browser --port 8890)")
+    p.set_defaults(func=_start)
+    p = sub.add_parser("progress", help="which questions of your working copy pass")
+    p.add_argument("dir", nargs="?", help="your working copy (default ~/gather-course-work)")
+    p.add_argument("--timeout", type=float, default=10, help="seconds per call of your "
+                   "function, and per cell (default 10)")
+    p.set_defaults(func=_progress)
     p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--out", help="write the student notebooks here instead of exercises/")
@@ -242,7 +316,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--patterns", default="per-row,shared", help="per-row, shared or both")
     p.add_argument("--repeats", type=int, default=15, help="timed blocks per way (default 15)")
     p.set_defaults(func=_bench)
-    args = parser.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cut = argv.index("--") if "--" in argv else len(argv)
+    args = parser.parse_args(argv[:cut])
+    args.lab_args = argv[cut + 1:]
+    if args.lab_args and args.command != "start":
+        parser.error(f"only `start` takes options after --, got {' '.join(args.lab_args)}")
     try:
         return args.func(args)
     except GatherCourseError as exc:

@@ -1,0 +1,109 @@
+"""The learner's working copy: the lectures and the student exercises in a folder they own.
+
+``gather-course start DIR`` makes it (never over a file that is already there) and opens it in
+JupyterLab with the learner's settings; ``gather-course progress DIR`` checks its exercises.
+The course's own folders are only read, so studying never changes them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._errors import GatherCourseError
+
+MARKER = ".gather-course.json"
+DEFAULT_DIR = "~/gather-course-work"
+LEARNER_CONFIG = Path(__file__).parent / "_learner_config"
+_COURSE = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class Copied:
+    """What ``make_working_copy`` did: the files it added and the ones it left as they were."""
+
+    folder: Path
+    added: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)
+
+
+def course_files(course: Path = _COURSE) -> list[Path]:
+    """The files a working copy holds, relative to the course: lectures, then exercises."""
+    lectures = sorted((course / "notebooks").glob("*.ipynb"))
+    exercises = sorted((course / "exercises").glob("*/*.ipynb"))
+    if not lectures or not exercises:
+        raise GatherCourseError(
+            f"the course's notebooks are not in {course}: expected notebooks/*.ipynb and "
+            "exercises/<assignment>/<assignment>.ipynb. Install the course from its git "
+            "clone (pip install -e .), as the README says.")
+    return [p.relative_to(course) for p in lectures + exercises]
+
+
+def working_dir(path: str | Path | None) -> Path:
+    """The working copy's folder: ``path``, or the default ``~/gather-course-work``."""
+    return Path(os.path.expanduser(str(path or DEFAULT_DIR))).resolve()
+
+
+def make_working_copy(path: str | Path | None = None, course: Path = _COURSE) -> Copied:
+    """Copy the lectures and the student exercises into ``path`` (default ``~/gather-course-work``).
+
+    A file already in the folder is kept as it is: a learner's answers are never overwritten.
+    The folder must be new, empty, or an earlier working copy, and outside the course itself.
+
+    >>> make_working_copy("~/gather-course-work").folder      # doctest: +SKIP
+    PosixPath('/home/me/gather-course-work')
+    """
+    folder = working_dir(path)
+    course = course.resolve()
+    if folder == course or course in folder.parents:
+        raise GatherCourseError(
+            f"{folder} is inside the course's own folder {course}: your work would change the "
+            f"course's files. Pick a folder of your own, e.g. `gather-course start "
+            f"{DEFAULT_DIR}`.")
+    if folder.exists() and not folder.is_dir():
+        raise GatherCourseError(f"{folder} is a file; expected a folder for your working copy.")
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
+        raise GatherCourseError(
+            f"{folder} already holds other files and is not a working copy of the course "
+            f"(no {MARKER}). Pick a new or empty folder, so nothing of yours gets mixed in.")
+    files = course_files(course)
+    copied = Copied(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for rel in files:
+        target = folder / rel
+        if target.exists():
+            copied.kept.append(rel)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(course / rel, "rb") as src, open(target, "xb") as dst:   # x: never overwrite
+            shutil.copyfileobj(src, dst)
+        copied.added.append(rel)
+    marker = folder / MARKER
+    if not marker.exists():
+        marker.write_text(json.dumps({"course": str(course)}, indent=1) + "\n", encoding="utf-8")
+    return copied
+
+
+def lab_command(folder: Path, extra: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The ``jupyter lab`` command line and environment that open ``folder`` for a learner."""
+    env = dict(os.environ)
+    paths = [str(LEARNER_CONFIG)] + [p for p in env.get("JUPYTER_CONFIG_PATH", "").split(
+        os.pathsep) if p]
+    env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(paths)
+    return ["jupyter", "lab", f"--ServerApp.root_dir={folder}", *extra], env
+
+
+def exercise_notebooks(folder: Path) -> list[Path]:
+    """The exercise notebooks of a working copy, in the course's order."""
+    from ._course import assignment_order
+
+    if not (folder / MARKER).is_file():
+        raise GatherCourseError(
+            f"{folder} is not a working copy of the course (no {MARKER}); make one with "
+            f"`gather-course start {folder}`, or pass the folder you made.")
+    found = sorted((folder / "exercises").glob("*/*.ipynb"))
+    order = {name: i for i, name in enumerate(assignment_order())}
+    return sorted(found, key=lambda p: (order.get(p.parent.name, len(order)), p.name))

@@ -1,0 +1,155 @@
+"""The learner's working copy: ``gather-course start`` and ``progress``, and the learner's
+JupyterLab settings (nbgrader's instructor and exchange screens off)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from gather_course import GatherCourseError, exercise
+from gather_course._workcopy import (LEARNER_CONFIG, MARKER, course_files, lab_command,
+                                     make_working_copy)
+from gather_course.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _start(tmp_path: Path, capsys, *args: str) -> tuple[int, str]:
+    code = main(["start", *args, "--no-lab"])
+    out = capsys.readouterr()
+    return code, out.out + out.err
+
+
+def test_start_copies_the_lectures_and_exercises_and_never_overwrites(tmp_path, capsys):
+    work = tmp_path / "work"
+    code, out = _start(tmp_path, capsys, str(work))
+    assert code == 0 and "Copied 12 notebooks" in out
+    files = course_files()
+    assert {p.as_posix() for p in files} >= {"notebooks/01_basic_formula.ipynb",
+                                             "exercises/basics/basics.ipynb"}
+    for rel in files:
+        assert (work / rel).read_bytes() == (ROOT / rel).read_bytes()
+    assert (work / MARKER).is_file()
+
+    answer = work / "exercises/basics/basics.ipynb"
+    answer.write_text("my answers", encoding="utf-8")           # the learner's work
+    (work / "notebooks/02_nlp_label_scores.ipynb").unlink()     # a lecture deleted
+    code, out = _start(tmp_path, capsys, str(work))
+    assert code == 0 and "Copied 1 notebooks" in out and "Kept 11" in out
+    assert answer.read_text(encoding="utf-8") == "my answers"
+    assert (work / "notebooks/02_nlp_label_scores.ipynb").is_file()
+
+
+@pytest.mark.parametrize("where, words", [
+    ("inside", "inside the course's own folder"),
+    ("foreign", "already holds other files"),
+    ("file", "is a file"),
+])
+def test_start_refuses_folders_that_are_not_the_learners_own(tmp_path, capsys, where, words):
+    target = {"inside": ROOT / "my-work", "foreign": tmp_path / "photos",
+              "file": tmp_path / "notes.txt"}[where]
+    if where == "foreign":
+        target.mkdir()
+        (target / "cat.jpg").write_bytes(b"\xff")
+    if where == "file":
+        target.write_text("keep me", encoding="utf-8")
+    code, out = _start(tmp_path, capsys, str(target))
+    assert code == 2 and words in out
+    assert not (ROOT / "my-work").exists()
+    if where == "file":
+        assert target.read_text(encoding="utf-8") == "keep me"
+    if where == "foreign":
+        assert sorted(p.name for p in target.iterdir()) == ["cat.jpg"]
+
+
+def test_the_default_folder_is_in_the_learners_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert make_working_copy().folder == tmp_path / "gather-course-work"
+
+
+def test_lab_command_adds_the_learner_settings_in_front(tmp_path, monkeypatch):
+    monkeypatch.setenv("JUPYTER_CONFIG_PATH", "/site/config")
+    command, env = lab_command(tmp_path, ["--no-browser"])
+    assert command[:2] == ["jupyter", "lab"] and command[-1] == "--no-browser"
+    assert f"--ServerApp.root_dir={tmp_path}" in command
+    assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [str(LEARNER_CONFIG), "/site/config"]
+
+
+def test_learner_settings_switch_off_nbgrader_screens_that_exist():
+    """The plugin and server-extension names must be nbgrader's real ones, or nothing is off."""
+    import nbgrader
+
+    page = json.loads((LEARNER_CONFIG / "labconfig/page_config.json").read_text())
+    off = {k for k, v in page["disabledExtensions"].items() if v}
+    assert {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
+            "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:course-list"} <= off
+    assert "@jupyter/nbgrader:validate-assignment" not in off       # Validate stays
+    static = Path(nbgrader.__file__).parent / "labextension"
+    if not static.is_dir():                                         # installed under share/
+        static = Path(sys.prefix) / "share/jupyter/labextensions/@jupyter/nbgrader"
+    bundle = "".join(p.read_text(errors="ignore") for p in static.rglob("*.js"))
+    for plugin in off:
+        assert f'"{plugin}"' in bundle, f"nbgrader has no plugin {plugin}"
+    server = json.loads((LEARNER_CONFIG / "jupyter_server_config.json").read_text())
+    exts = server["ServerApp"]["jpserver_extensions"]
+    assert exts == {"nbgrader.server_extensions.assignment_list": False,
+                    "nbgrader.server_extensions.course_list": False,
+                    "nbgrader.server_extensions.formgrader": False}
+    for module in exts:
+        __import__(module)
+
+
+def test_progress_shows_what_passes_in_the_working_copy(tmp_path, capsys):
+    work = make_working_copy(tmp_path / "work").folder
+    for other in (work / "exercises").iterdir():                 # one assignment keeps it short
+        if other.name != "basics":
+            shutil.rmtree(other)
+    path = work / "exercises/basics/basics.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "pick_per_row":
+            cell.source = "import torch\n" + exercise("basics.pick_per_row").solution_code
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "reverse_index":
+            cell.source = "def reverse_index(input, output, dim):\n    return output\n"
+    nbformat.write(nb, path)
+    assert main(["progress", str(work)]) == 0
+    out = capsys.readouterr().out
+    assert "basics   1 of 3 questions pass" in out
+    assert "✓ pick_per_row" in out and "· gather_loop              not attempted" in out
+    assert "✗ reverse_index            failing" in out
+    assert "1 of 3 questions pass." in out
+
+
+def test_progress_refuses_a_folder_that_is_not_a_working_copy(tmp_path, capsys):
+    assert main(["progress", str(tmp_path)]) == 2
+    assert "is not a working copy" in capsys.readouterr().err
+
+
+def test_check_says_a_missing_notebook_is_not_found(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "missing.ipynb"]) == 2
+    assert "'missing.ipynb' is not found" in capsys.readouterr().err
+
+
+def test_help_has_no_rst_markup(capsys):
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    text = capsys.readouterr().out
+    assert "``" not in text and "start [DIR]" in text and "progress" in text
+
+
+def test_options_after_double_dash_are_only_for_start(capsys):
+    with pytest.raises(SystemExit):
+        main(["check", "x.ipynb", "--", "--port", "1"])
+    assert "only `start` takes options after --" in capsys.readouterr().err
+
+
+def test_working_copy_errors_are_the_course_error(tmp_path):
+    with pytest.raises(GatherCourseError, match="course's notebooks are not in"):
+        make_working_copy(tmp_path / "w", course=tmp_path / "no-course")
