@@ -1,8 +1,10 @@
 """How long one ``.check()`` of a correct answer takes, per question (CPU).
 
 Run: ``python benchmarks/bench_check.py``. Reports, side by side, the first call in a
-fresh process and the median of later calls. The very first check of a session pays
-torch's one-time set-up of dispatch modes (about a second), once per kernel.
+fresh process and the median of later calls. The first row's first call is the first check
+of a fresh kernel (after ``import torch`` and ``import gather_course``); the course's goal for
+it is under 0.3 s. (It was about 1.1 s while torch's dispatch modes imported dynamo on
+first use; the op counter opts out of that, see ``_OpCounter._should_skip_dynamo``.)
 """
 
 from __future__ import annotations
@@ -46,8 +48,9 @@ def main() -> None:
     for qid, first, med in rows:
         print(f"{qid:28s} {first * 1000:9.1f}ms {med * 1000:7.1f}ms")
     worst = max(r[2] for r in rows)
-    print(f"slowest median: {worst * 1000:.1f} ms (goal: under 500 ms); the first call of the "
-          f"first question includes torch's one-time set-up: {rows[0][1] * 1000:.0f} ms")
+    print(f"slowest median: {worst * 1000:.1f} ms (goal: under 500 ms)")
+    print(f"first check of a fresh kernel ({rows[0][0]}): {rows[0][1] * 1000:.0f} ms, against "
+          f"{rows[0][2] * 1000:.1f} ms later: {rows[0][1] / rows[0][2]:.1f}x (goal: under 300 ms)")
 
 
 if __name__ == "__main__":

@@ -28,7 +28,8 @@ def notebook_file(path: str | Path) -> Path:
     if path.suffix != ".ipynb":
         raise GatherCourseError(f"expected a notebook file (.ipynb), got {str(path)!r}.")
     if not path.exists():
-        raise GatherCourseError(f"{str(path)!r} is not found (looked in {Path.cwd()}).")
+        where = "" if path.is_absolute() else f" (looked in {Path.cwd()})"
+        raise GatherCourseError(f"{str(path)!r} is not found{where}.")
     if not path.is_file():
         raise GatherCourseError(f"{str(path)!r} is a folder; expected a notebook file (.ipynb).")
     return path

@@ -200,7 +200,9 @@ def _outcome(raw: Any) -> Outcome:
         e = raw["raised"]
         return Outcome(error={"type": str(e.get("type", "Error")), "message": str(e.get("message", "")),
                               "where": str(e.get("where", "")),
-                              "not_implemented": bool(e.get("not_implemented"))})
+                              "not_implemented": bool(e.get("not_implemented")),
+                              "gather": [str(x)[:400] for x in e.get("gather", [])[:3]]
+                              if isinstance(e.get("gather"), list) else []})
     after = raw.get("after")
     ops = raw.get("ops") if isinstance(raw.get("ops"), dict) else {}
     return Outcome(value=_value(raw.get("value")),
@@ -294,6 +296,7 @@ class Referee:
                     if n >= plan.hidden_from:      # the shapes and where, not the values
                         failure.details = [(k, v) for k, v in failure.details
                                            if k in _HIDDEN_SHOWN] + [_HIDDEN_NOTE]
+                        failure.pair = None
                     raise
             if len(results) != len(calls):
                 self._missing_results(q, plan, reply, result, len(results))
@@ -310,10 +313,7 @@ class Referee:
                         ("larger input", f"{_shapes(scaling[1])}: {sum(big.values())} operations")])
                 self._timing(q, sub)
         except _Failure as failure:
-            advice = ("" if failure.tier == NOT_ATTEMPTED else
-                      f"Stuck? exercise({q.qid!r}).hint() gives a hint.")
-            return CheckResult(q.qid, False, failure.tier, failure.headline, failure.details,
-                               advice)
+            return failure.result(q)
         except NotGraded:
             raise
         except Exception as exc:  # noqa: BLE001 - whatever the worker sent broke the judging
@@ -322,7 +322,7 @@ class Referee:
         hidden = len(plan.cases) - plan.hidden_from
         labels = list(dict.fromkeys(c.label for c in plan.cases[:plan.hidden_from]))
         return CheckResult(q.qid, True, PASSED,
-                           f"all {len(plan.cases)} test cases pass ({', '.join(labels)}"
+                           f"All {len(plan.cases)} test cases pass ({', '.join(labels)}"
                            + (f"; and {hidden} hidden cases" if hidden else "") + "; on cpu).")
 
     def _missing_results(self, q: Question, plan: Plan, reply: dict, result: dict,
@@ -338,7 +338,7 @@ class Referee:
                    f"its own process: {status})")
         else:
             why = f"the process running it ended early ({status})"
-        raise _Failure(EXCEPTION, f"your function did not finish: {why}.",
+        raise _Failure(EXCEPTION, f"Your function did not finish: {why}.",
                        [("case", case.label), ("inputs", _shapes(case))])
 
     def _rules(self, q: Question, sub: Submission, ops: dict[str, int]) -> None:
@@ -351,12 +351,12 @@ class Referee:
         ran = [op for op in q.forbidden if ops.get(op)]
         if used or ran:
             what = f"`{used[0].name}` ({used[0].where})" if used else f"`{ran[0]}`"
-            raise _Failure(RULES, f"your values are right, but this question asks you not to "
+            raise _Failure(RULES, f"Your values are right, but this question asks you not to "
                            f"use {q.forbidden_text}: your code uses {what}.")
         hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
         if hatches:
             rule = (f"no {q.forbidden_text}" if q.forbidden else f"use {q.required_text}")
-            raise _Failure(RULES, f"your values are right, but this question's rule ({rule}) "
+            raise _Failure(RULES, f"Your values are right, but this question's rule ({rule}) "
                            "is checked on the code your function can reach (what it calls, and "
                            "every top-level statement of the notebook), which must call torch's "
                            f"functions by their names: your code uses `{hatches[0].name}` "
@@ -364,7 +364,7 @@ class Referee:
                            "other libraries, threads and processes.")
         for op in q.required:    # named in the code (autograd counts) and seen running
             if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
-                raise _Failure(RULES, f"your values are right, but this question asks you to "
+                raise _Failure(RULES, f"Your values are right, but this question asks you to "
                                f"use {q.required_text}: your function never ran `{op}`.")
 
     # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------
@@ -387,7 +387,7 @@ class Referee:
             return
         got, last = self._growth(sub.cells, q)
         if got != got:                                          # nan: the run failed
-            raise _Failure(EXCEPTION, "your function did not finish on a large input "
+            raise _Failure(EXCEPTION, "Your function did not finish on a large input "
                            f"({_size_text(q.timing)}): it raised an error or ended its "
                            "process.", [])
         key = f"{q.qid}:{q.variant_name}"
@@ -396,7 +396,7 @@ class Referee:
         ref = self._baseline.get(key, 0.0)
         if got == float("inf") or got > max(_TIMING_FACTOR * ref, ref + _TIMING_SLACK):
             shown = "longer than the time limit" if got == float("inf") else f"{got:.2f} s"
-            raise _Failure(NOT_VECTORIZED, "your values are right, but on a large input your "
+            raise _Failure(NOT_VECTORIZED, "Your values are right, but on a large input your "
                            "function takes far more CPU time than whole-tensor code, the way a "
                            "Python loop over elements does (also over lists or numpy arrays). "
                            "Replace the loop by whole-tensor operations (gather, indexing).", [
@@ -409,7 +409,7 @@ class Referee:
         """The answer on the large input must be right too, all of it."""
         outcome = _outcome(raw)
         if outcome.error:
-            raise _Failure(EXCEPTION, "your function raised an error on a large input "
+            raise _Failure(EXCEPTION, "Your function raised an error on a large input "
                            f"({_size_text(q.timing or {})}): {outcome.error['type']}: "
                            f"{outcome.error['message']}", [])
         expected = _solution_on(q, _TIMING_SEED)
@@ -420,7 +420,7 @@ class Referee:
             ok = ok and type(out) is torch.Tensor and out.shape == exp.shape and bool(
                 torch.isclose(out.double(), exp.double(), rtol=1e-4, atol=1e-5).all())
         if not ok:
-            raise _Failure(WRONG_VALUES, "your function gives wrong values on a large input "
+            raise _Failure(WRONG_VALUES, "Your function gives wrong values on a large input "
                            f"({_size_text(q.timing or {})}), although the small cases pass.", [])
 
 

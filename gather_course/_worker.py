@@ -418,7 +418,12 @@ def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
         else:
             value = fn(*inputs)
     except BaseException as exc:  # noqa: BLE001 - any error in learner code is feedback
-        return {"raised": _describe(exc)}
+        raised = _describe(exc)
+        if isinstance(exc, Exception) and not isinstance(exc, NotImplementedError):
+            from gather_course.diagnose import _gather_failure     # (imported by the zygote)
+
+            raised["gather"] = _gather_failure(fn, inputs)        # which gather rule, if any
+        return {"raised": raised}
     try:
         plain = _plain(value) if keep else None
     except Exception:  # noqa: BLE001 - a value that cannot even be described

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable, Sequence
+
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._rules import Problem, check_call
 from ._text import fmt_shape
@@ -65,3 +67,47 @@ def diagnose(input: Any, dim: Any, index: Any) -> Diagnosis:
     problems, notes = check_call(input, dim, index)
     call = f"torch.gather(input {fmt_shape(input)}, dim={dim!r}, index {fmt_shape(index)})"
     return Diagnosis(call, tuple(problems), tuple(notes))
+
+
+def _gather_failure(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[str]:
+    """Why a learner's function failed inside a gather: run it again, watching its gathers.
+
+    Returns ``[call, "rule: message", "fix"]`` for the first gather call torch refused, or
+    ``[]`` when no gather failed (the error came from elsewhere). Used by the checks after
+    ``fn(*inputs)`` raised; the inputs must be copies the caller can spare.
+    """
+    witness = _GatherWitness()
+    try:
+        with witness:
+            fn(*inputs)
+    except Exception:  # noqa: BLE001 - the error is the one already reported
+        pass
+    if witness.failed is None:
+        return []
+    input, dim, index = witness.failed
+    found = diagnose(input, dim, index)
+    if found.ok:
+        return []
+    problem = found.problems[0]
+    return [found.call, f"{problem.message}", problem.fix[:1].upper() + problem.fix[1:]]
+
+
+class _GatherWitness(TorchDispatchMode):
+    """Remembers the arguments of the first ``aten.gather`` call that raised."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failed: tuple[Any, Any, Any] | None = None
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:    # no dynamo import (about 1 s); never compiled
+        return False
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+        try:
+            return func(*args, **(kwargs or {}))
+        except Exception:
+            if self.failed is None and func.overloadpacket.__name__ == "gather":
+                input, dim, index = (list(args) + [None] * 3)[:3]
+                self.failed = (input, dim, (kwargs or {}).get("index", index))
+            raise

@@ -99,7 +99,15 @@ def test_student_notebooks_say_how_to_work_and_hide_solutions_and_hidden_tests(p
     text = student.read_text(encoding="utf-8")
     nb = nbformat.read(student, 4)
     first = nb.cells[0].source
-    assert "Generated file" in first and "gather-course check" in first and "Submit" in first
+    for words in ("gather-course check", "gather-course progress", "Validate",
+                  "Studying on your own", "In a class", "Submit", "Run All"):
+        assert words in first, words                       # what works alone, what needs a class
+    assert "Generated" not in first and "instructor's source" not in first   # not for learners
+    run_all = [c for c in nb.cells if c.cell_type == "code"
+               and (c.metadata.get("nbgrader", {}).get("grade")
+                    or c.metadata.get("nbgrader", {}).get("solution"))]
+    assert run_all and all("raises-exception" in c.metadata.get("tags", []) for c in run_all)
+    assert "torch._C.Generator" not in text
     for secret in ("BEGIN SOLUTION", "HIDDEN TESTS", "_grading"):
         assert secret not in text, secret
     _, source_cells = _cells(path)
@@ -143,7 +151,7 @@ def test_check_passes_a_solution_and_fails_an_untouched_notebook(tmp_path):
     before = student.read_bytes()
     done = _cli("check", str(student))
     assert done.returncode == 1
-    assert done.stdout.count("not attempted") == 3 and "0/8 points" in done.stdout
+    assert done.stdout.count("Not attempted yet") == 3 and "0/8 points" in done.stdout
     assert student.read_bytes() == before and list(tmp_path.iterdir()) == [student]
 
 
@@ -167,7 +175,7 @@ def test_check_explains_wrong_answers_edited_and_deleted_tests_and_endless_loops
     done = _cli("check", str(student), "--timeout", "5")
     assert done.returncode == 1
     out = done.stdout
-    assert "pick_per_row" in out and "this test cell was edited" in out
+    assert "pick_per_row" in out and "This test cell was edited" in out
     assert "longer than 5 s" in out
     assert "reverse_index" in out and "was deleted" in out and "0/8 points" in out
 
@@ -177,6 +185,8 @@ def test_check_refuses_what_is_not_a_course_notebook(tmp_path):
     done = _cli("check", str(lecture))
     assert done.returncode == 2 and "not one of the course's exercise notebooks" in done.stderr
     done = _cli("check", str(tmp_path / "missing.ipynb"))
+    assert done.returncode == 2 and "missing.ipynb' is not found." in done.stderr
+    done = _cli("check", str(tmp_path / "notes.txt"))
     assert done.returncode == 2 and "expected a notebook file" in done.stderr
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{")
@@ -209,7 +219,7 @@ def test_execute_stores_outputs_only_and_checks_every_path_first(tmp_path):
     good.chmod(0o640)
     before = good.read_bytes()
     done = _cli("execute", str(good), str(tmp_path / "missing.ipynb"))
-    assert done.returncode == 2 and "expected a notebook file" in done.stderr
+    assert done.returncode == 2 and "missing.ipynb' is not found" in done.stderr
     assert good.read_bytes() == before                       # nothing ran: a path was bad
     assert _cli("execute", str(good)).returncode == 0
     out = nbformat.read(good, 4).cells[0]

@@ -356,4 +356,4 @@ def test_the_gradebook_has_the_scores_and_the_secret_stays_in_the_log(graded):
         for secret in (seed, "HIDDEN TESTS", "_grading", "secret"):
             assert secret not in html, (page, secret)
     wrong = (root / "feedback" / "wrong_odd" / "basics" / "basics.html").read_text()
-    assert "FAILED" in wrong and "first wrong element" in wrong      # the verdict, in full
+    assert "❌ Incorrect" in wrong and "first wrong element" in wrong  # the verdict, in full

@@ -62,7 +62,11 @@ def test_typical_wrong_answers_fail_at_their_tier(qid, fn, tier):
     assert not result.passed and not result
     assert result.tier == tier, str(result)
     text, md = str(result), result._repr_markdown_()
-    assert "FAILED" in text and "❌" in md
+    assert text.startswith(f"❌ Incorrect ({qid}): ") or tier == T.NOT_ATTEMPTED, text
+    assert md.startswith("❌ **")
+    headline = result.headline
+    assert headline[0].isupper() or headline[0].isdigit(), headline   # a sentence
+    assert tier.lower() not in headline.lower(), (tier, headline)      # the tier said once
     assert (".hint()" in text) == (tier != T.NOT_ATTEMPTED)
     if tier in (T.EXCEPTION, T.WRONG_TYPE, T.WRONG_SHAPE, T.WRONG_DTYPE, T.WRONG_VALUES):
         assert "case:" in text and "inputs:" in text       # the inputs' shapes are shown
@@ -164,6 +168,6 @@ def test_unknown_id_and_bad_fn():
 
 def test_assert_passed_raises_with_the_feedback():
     result = exercise("basics.pick_per_row").check(lambda x, c: x)
-    with pytest.raises(AssertionError, match="wrong shape"):
+    with pytest.raises(AssertionError, match="Expected `out` of shape"):
         result.assert_passed()
     exercise("basics.pick_per_row").check(own_solution("basics.pick_per_row")).assert_passed()

@@ -19,6 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from .._errors import GatherCourseError
 from .._text import fmt_shape, fmt_value, type_name
 from ..device import default_device
+from ..diagnose import _gather_failure
 from ._cases import Case
 
 if TYPE_CHECKING:
@@ -36,7 +37,7 @@ MUTATED = "changed its inputs"
 RULES = "broke the question's rules"
 NOT_VECTORIZED = "not vectorized"
 
-OPS_GROW = ("your values are right, but the number of tensor operations grows with the input "
+OPS_GROW = ("Your values are right, but the number of tensor operations grows with the input "
             "size, which means a Python loop over elements. Replace the loop by whole-tensor "
             "operations (gather, indexing).")
 
@@ -56,6 +57,7 @@ class CheckResult:
     headline: str
     details: list[tuple[str, str]] = field(default_factory=list)
     advice: str = ""
+    _pair: tuple[str, Any, Any] | None = field(default=None, repr=False, compare=False)
 
     def __bool__(self) -> bool:
         return self.passed
@@ -64,9 +66,14 @@ class CheckResult:
     def message(self) -> str:
         return str(self)
 
+    @property
+    def _verdict(self) -> str:
+        return ("Correct" if self.passed else
+                "Not attempted yet" if self.tier == NOT_ATTEMPTED else "Incorrect")
+
     def __str__(self) -> str:
-        mark = "PASSED" if self.passed else f"FAILED ({self.tier})"
-        lines = [f"{self.qid}: {mark}. {self.headline}"]
+        mark = "✅" if self.passed else "❌"
+        lines = [f"{mark} {self._verdict} ({self.qid}): {self.headline}"]
         lines += [f"  {k}: {v}" for k, v in self.details]
         if self.advice:
             lines.append(f"  {self.advice}")
@@ -76,8 +83,7 @@ class CheckResult:
 
     def _repr_markdown_(self) -> str:
         icon = "✅" if self.passed else "❌"
-        title = "Correct" if self.passed else self.tier.capitalize()
-        lines = [f"{icon} **{title}** (`{self.qid}`): {self.headline}"]
+        lines = [f"{icon} **{self._verdict}** (`{self.qid}`): {self.headline}"]
         if self.details:
             lines.append("")
             lines += [f"- **{k}:** {_md_value(v)}" for k, v in self.details]
@@ -85,24 +91,64 @@ class CheckResult:
             lines += ["", f"*{self.advice}*"]
         return "\n".join(lines)
 
+    def draw(self, ax: Any = None) -> Any:
+        """Draw the expected values next to yours for the failing case (small cases only).
+
+        Returns the matplotlib Figure; wrong cells are marked. ``ax``: two Axes to draw on.
+        """
+        from .._draw_result import _draw_expected_vs_got
+
+        if self._pair is None:
+            raise GatherCourseError(
+                "nothing to draw: draw() shows wrong values, and this result is "
+                + ("a pass." if self.passed else f"about something else ({self.tier})."))
+        name, expected, got = self._pair
+        return _draw_expected_vs_got(name, expected, got, ax=ax)
+
     def assert_passed(self) -> "CheckResult":
         """Raise ``AssertionError`` with the full feedback unless the check passed.
 
-        Returns the result itself, so a test cell ending with it shows the verdict.
+        Returns the result itself, so a test cell ending with it shows the verdict. In
+        Jupyter the failure shows the verdict alone, without the course's frames.
         """
         if not self.passed:
-            raise AssertionError("\n" + str(self))
+            raise _CheckFailed(self)
         return self
 
 
+class _CheckFailed(AssertionError):
+    """A failed check: an ``AssertionError`` (nbgrader and pytest see a failure) that IPython
+    shows as the verdict alone, not as a traceback through the course's code."""
+
+    def __init__(self, result: CheckResult) -> None:
+        super().__init__("\n" + str(result))
+        self.result = result
+
+    def _render_traceback_(self) -> list[str]:       # IPython's hook for custom tracebacks
+        first, *rest = str(self.result).splitlines()
+        return [f"\x1b[1;31m{first}\x1b[0m", *rest]
+
+
 def _md_value(v: str) -> str:
-    return f"`{v}`" if "\n" not in v and len(v) < 120 and ("[" in v or "=" in v) else v
+    code = "\n" not in v and len(v) < 120 and ("[" in v or "=" in v)
+    return f"`{v}`" if code and not v.rstrip().endswith((".", "?")) else v
 
 
 class _Failure(Exception):
-    def __init__(self, tier: str, headline: str, details: list[tuple[str, str]] | None = None):
+    def __init__(self, tier: str, headline: str, details: list[tuple[str, str]] | None = None,
+                 pair: tuple[str, torch.Tensor, torch.Tensor] | None = None):
         super().__init__(headline)
         self.tier, self.headline, self.details = tier, headline, details or []
+        self.pair = pair          # (name, expected, got) of wrong values, for draw()
+
+    def result(self, q: "Question") -> "CheckResult":
+        """The failed CheckResult, with the advice every check and grade gives."""
+        advice = ("" if self.tier == NOT_ATTEMPTED else
+                  f"Stuck? exercise({q.qid!r}).hint() gives a hint.")
+        if self.pair is not None:
+            advice += f" `.check({q.name}).draw()` draws the expected values next to yours."
+        return CheckResult(q.qid, False, self.tier, self.headline, self.details, advice,
+                           _pair=self.pair)
 
 
 class _OpCounter(TorchDispatchMode):
@@ -111,6 +157,13 @@ class _OpCounter(TorchDispatchMode):
     def __init__(self) -> None:
         super().__init__()
         self.ops: collections.Counter[str] = collections.Counter()
+
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable by default, which
+        # imports dynamo (and sympy): about 1 s on the first check of a kernel. The counter is
+        # never compiled (the rules forbid torch.compile and jit), so the wrapper is not needed.
+        return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
         self.ops[func.overloadpacket.__name__.rstrip("_")] += 1
@@ -179,7 +232,10 @@ def _outcome(fn: Callable, case: "Case") -> Outcome:
     try:
         return Outcome(value=fn(*case.inputs.values()))
     except Exception as exc:  # noqa: BLE001 - any error in learner code is feedback
-        return Outcome(error=_describe(exc))
+        error = _describe(exc)
+        if not error["not_implemented"]:          # which rule of gather broke, if one did
+            error["gather"] = _gather_failure(fn, [_clone(v) for v in case.inputs.values()])
+        return Outcome(error=error)
 
 
 def _raise_for_error(case: "Case", outcome: Outcome) -> None:
@@ -187,16 +243,21 @@ def _raise_for_error(case: "Case", outcome: Outcome) -> None:
     if error is None:
         return
     if error.get("not_implemented"):
-        raise _Failure(NOT_ATTEMPTED, "your function raises NotImplementedError: replace "
-                       "the `raise NotImplementedError` line with your code.")
+        raise _Failure(NOT_ATTEMPTED, "Your function still raises NotImplementedError: "
+                       "replace the `raise NotImplementedError()` line with your code.")
     if error.get("type") == "TookTooLong":              # stopped by the grading worker
-        raise _Failure(EXCEPTION, f"your function did not finish: {error['message']} "
+        raise _Failure(EXCEPTION, f"Your function did not finish: {error['message']} "
                        "(an endless loop?).", [("case", case.label), ("inputs", _shapes(case))])
-    details = [("case", case.label), ("inputs", _shapes(case)),
-               ("error", f"{error['type']}: {error['message']}")]
+    details = [("case", case.label), ("inputs", _shapes(case))]
     if error.get("where"):
         details.append(("where", error["where"]))
-    raise _Failure(EXCEPTION, "your function raised an error.", details)
+    gather = error.get("gather") or []
+    if len(gather) == 3:                      # diagnose's verdict on the gather torch refused
+        details += [("your call", gather[0]), ("broken rule", gather[1]), ("fix", gather[2])]
+    message = error["message"].rstrip()
+    message += "" if message.endswith((".", "!", "?", ")")) or not message else "."
+    raise _Failure(EXCEPTION, f"Your function raised {error['type']}"
+                   + (f": {message}" if message else "."), details)
 
 
 def _call(fn: Callable, case: "Case") -> Any:
@@ -223,7 +284,7 @@ def _compare(q: "Question", case: "Case", expected: Any, got: Any) -> None:
         expected, got_items = (expected,), (got,)
     else:
         if not isinstance(got, (tuple, list)) or len(got) != len(names):
-            raise _Failure(WRONG_TYPE, f"expected a tuple of {len(names)} tensors "
+            raise _Failure(WRONG_TYPE, f"Expected a tuple of {len(names)} tensors "
                            f"({', '.join(names)}), got {type_name(got)}.",
                            [("case", case.label), ("inputs", _shapes(case))])
         got_items = tuple(got)
@@ -236,26 +297,26 @@ def _compare_one(q: "Question", case: "Case", which: int, name: str,
     base = [("case", case.label), ("inputs", _shapes(case))]
     if isinstance(out, Opaque):
         if out.subclass:
-            raise _Failure(WRONG_TYPE, f"{name} should be a plain torch.Tensor, got "
+            raise _Failure(WRONG_TYPE, f"Expected `{name}` to be a plain torch.Tensor, got "
                            f"{out.text}. Return an ordinary tensor.", base)
-        raise _Failure(WRONG_TYPE, f"{name} should be a torch.Tensor, got {out.text}.", base)
+        raise _Failure(WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {out.text}.", base)
     if not isinstance(out, torch.Tensor):
         tip = " Did you forget `return`?" if out is None else ""
-        raise _Failure(WRONG_TYPE, f"{name} should be a torch.Tensor, got {type_name(out)}.{tip}",
+        raise _Failure(WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {type_name(out)}.{tip}",
                        base)
     if type(out) is not torch.Tensor:      # a subclass could override == and fake the values
-        raise _Failure(WRONG_TYPE, f"{name} should be a plain torch.Tensor, got the subclass "
+        raise _Failure(WRONG_TYPE, f"Expected `{name}` to be a plain torch.Tensor, got the subclass "
                        f"{type(out).__name__}. Return an ordinary tensor.", base)
     if out.shape != exp.shape:
-        raise _Failure(WRONG_SHAPE, f"{name} should have shape {list(exp.shape)}, got "
+        raise _Failure(WRONG_SHAPE, f"Expected `{name}` of shape {list(exp.shape)}, got "
                        f"{list(out.shape)}.{_shape_tip(exp.shape, out.shape)}", base)
     allowed = q.dtypes.get(name, (exp.dtype,))
     if out.dtype not in allowed:
         want = " or ".join(str(d).replace("torch.", "") for d in allowed)
-        raise _Failure(WRONG_DTYPE, f"{name} should have dtype {want}, got "
+        raise _Failure(WRONG_DTYPE, f"Expected `{name}` of dtype {want}, got "
                        f"{str(out.dtype).replace('torch.', '')}.", base)
     if out.device != exp.device:
-        raise _Failure(WRONG_DEVICE, f"{name} should be on {exp.device} like the inputs, "
+        raise _Failure(WRONG_DEVICE, f"Expected `{name}` on {exp.device} like the inputs, "
                        f"got {out.device}. Create new tensors with device=... of an input.", base)
     if q.verify is not None:
         problem = q.verify(case.inputs, out)
@@ -272,10 +333,84 @@ def _compare_one(q: "Question", case: "Case", which: int, name: str,
     bad = (~good).nonzero()
     pos = tuple(int(p) for p in bad[0]) if bad.numel() else ()
     count, total = int((~good).sum()), good.numel()
-    raise _Failure(WRONG_VALUES, f"{count} of {total} values of {name} are wrong.", base + [
+    details = base + [
         ("first wrong element", f"{name}[{', '.join(map(str, pos))}]"),
         ("expected", fmt_value(e[pos])), ("got", fmt_value(o[pos])),
-    ] + ([("formula", q.formula(case.inputs, which, pos))] if q.formula else []))
+    ] + ([("formula", q.formula(case.inputs, which, pos))] if q.formula else [])
+    details += _traced(case, name, e, o, bad)
+    raise _Failure(WRONG_VALUES, f"{count} of the {total} values of `{name}` are wrong.",
+                   details, pair=(name, e, o))
+
+
+def _traced(case: "Case", name: str, e: torch.Tensor, o: torch.Tensor,
+            bad: torch.Tensor) -> list[tuple[str, str]]:
+    """Where the wrong values came from: a shift of the whole output, or the input elements
+    that the first wrong value and its expected value were copied from."""
+    shift = _output_shift(e, o)
+    if shift:
+        d, s = shift
+        return [("shift", f"Your `{name}` is the expected result shifted by {abs(s)} along "
+                          f"dim {d}: each value sits {abs(s)} place{'s' * (abs(s) > 1)} "
+                          f"{'before' if s > 0 else 'after'} where it belongs. An off-by-one "
+                          "in the index?")]
+    sources = {k: v.detach().cpu() for k, v in case.inputs.items()
+               if isinstance(v, torch.Tensor) and v.dim() and v.dtype != torch.bool}
+    pos = tuple(int(p) for p in bad[0])
+    got, want = _source(sources, o[pos]), _source(sources, e[pos])
+    if not (got and want):
+        return []
+    where = f"{name}[{', '.join(map(str, pos))}]"
+    out = [("traced", f"Your {where} equals {_at(*got)}; expected {_at(*want)}.")]
+    moves = set()
+    for p in bad[:200]:
+        p = tuple(int(i) for i in p)
+        g, w = _source(sources, o[p]), _source(sources, e[p])
+        if not (g and w and g[0] == w[0]):
+            return out
+        diff = [(d, a - b) for d, (a, b) in enumerate(zip(g[1], w[1])) if a != b]
+        moves.add(tuple(diff))
+    if len(moves) == 1:
+        (move,) = moves
+        if len(move) == 1:
+            d, s = move[0]
+            out.append(("shift", f"Every wrong value comes from {abs(s)} place"
+                                 f"{'s' * (abs(s) > 1)} {'further' if s > 0 else 'earlier'} "
+                                 f"along dim {d} of `{got[0]}` than it should: an off-by-one "
+                                 "in the index?"))
+    return out
+
+
+def _source(sources: dict[str, torch.Tensor], value: torch.Tensor) -> tuple[str, tuple] | None:
+    """The one input element equal to ``value``, if exactly one is (values are copied)."""
+    found = None
+    for k, v in sources.items():
+        if v.dtype != value.dtype:
+            continue
+        hits = (v == value).nonzero()
+        if len(hits) > 1 or (len(hits) == 1 and found):
+            return None
+        if len(hits) == 1:
+            found = (k, tuple(int(i) for i in hits[0]))
+    return found
+
+
+def _at(name: str, pos: tuple) -> str:
+    return f"{name}[{', '.join(map(str, pos))}]"
+
+
+def _output_shift(e: torch.Tensor, o: torch.Tensor) -> tuple[int, int] | None:
+    """(dim, s) when ``o[..., i] == e[..., i + s]`` wherever both exist, for a small s."""
+    for d in range(e.dim()):
+        n = e.shape[d]
+        for s in (1, -1, 2, -2):
+            if n - abs(s) < 2:
+                continue
+            a, b = (o.narrow(d, 0, n - s), e.narrow(d, s, n - s)) if s > 0 else \
+                   (o.narrow(d, -s, n + s), e.narrow(d, 0, n + s))
+            if a.numel() and bool((a == b).all()) and not bool((a == e.narrow(
+                    d, 0 if s > 0 else -s, n - abs(s))).all()):
+                return d, s
+    return None
 
 
 def _shape_tip(want: torch.Size, got: torch.Size) -> str:
@@ -294,7 +429,7 @@ def _check_inputs_unchanged(case: "Case", after: dict[str, Any]) -> None:
         if isinstance(value, torch.Tensor) and not (
                 type(now) is torch.Tensor and now.shape == value.shape
                 and now.dtype == value.dtype and torch.equal(value.cpu(), now.cpu())):
-            raise _Failure(MUTATED, f"your function changed its input `{name}` in place. "
+            raise _Failure(MUTATED, f"Your function changed its input `{name}` in place. "
                            "Work on new tensors (e.g. use scatter instead of scatter_, or "
                            "clone first): the caller's data must stay as it was.",
                            [("case", case.label), ("inputs", _shapes(case))])
@@ -307,11 +442,11 @@ def _check_rules(q: "Question", fn: Callable, case: "Case") -> None:
         _call(fn, case)
     used = [op for op in q.forbidden if counter.ops.get(op)]
     if used:
-        raise _Failure(RULES, f"your values are right, but this question asks you not to use "
+        raise _Failure(RULES, f"Your values are right, but this question asks you not to use "
                        f"{q.forbidden_text}: your function ran `{used[0]}`.")
     missing = [op for op in q.required if not counter.ops.get(op)]
     if missing:
-        raise _Failure(RULES, f"your values are right, but this question asks you to use "
+        raise _Failure(RULES, f"Your values are right, but this question asks you to use "
                        f"{q.required_text}: your function never ran `{missing[0]}`.")
 
 
@@ -356,11 +491,9 @@ def run_check(q: "Question", fn: Any, seed: int, large: bool) -> CheckResult:
         _check_rules(q, fn, cases[0])
         _check_vectorized(q, fn, gen)
     except _Failure as failure:
-        advice = ("" if failure.tier == NOT_ATTEMPTED else
-                  f"Stuck? exercise({q.qid!r}).hint() gives a hint.")
-        return CheckResult(q.qid, False, failure.tier, failure.headline, failure.details, advice)
+        return failure.result(q)
     devices = sorted({str(c.device) for c in cases})
     labels = list(dict.fromkeys(c.label for c in cases))
     return CheckResult(q.qid, True, PASSED,
-                       f"all {len(cases)} test cases pass ({', '.join(labels)}; "
+                       f"All {len(cases)} test cases pass ({', '.join(labels)}; "
                        f"on {', '.join(devices)}).")

@@ -176,13 +176,14 @@ def _verify_reverse(inp: dict[str, Any], index: torch.Tensor) -> Any:
     report = diagnose(input, dim, index)
     if not report.ok:
         p = report.problems[0]
-        return (f"torch.gather(input, {dim}, your_index) fails: {p.message}", [("fix", p.fix)])
+        return (f"Gathering input along dim {dim} with your index fails: {p.message}",
+                [("fix", p.fix)])
     got = torch.gather(input, dim, index)
     bad = (got != output).nonzero()
     if not len(bad):
         return None
     pos = tuple(int(p) for p in bad[0])
-    return (f"torch.gather(input, {dim}, your_index) differs from output in "
+    return (f"Gathering input along dim {dim} with your index differs from output in "
             f"{len(bad)} of {output.numel()} places.", [
                 ("first wrong element", at("index", pos)),
                 ("formula", f"{explain(input, dim, index, pos).text}, but "
