@@ -3,14 +3,23 @@
 Run nbgrader (or ``gather-course release`` / ``grade``) from this folder, the course root.
 """
 
+from nbgrader.converters import GenerateAssignment
+
 c = get_config()  # noqa: F821 (provided by nbgrader)
 
-c.CourseDirectory.root = "."
+# The course root is the folder nbgrader runs in (gather-course's commands pass it).
 c.CourseDirectory.source_directory = "solutions"
 c.CourseDirectory.release_directory = "exercises"
 
 # Every student notebook starts with how to work it, check it and submit it.
 c.IncludeHeaderFooter.header = "solutions/header.ipynb"
+
+# Run All in a student notebook shows a verdict under every question (answer and test cells
+# are tagged raises-exception, so JupyterLab and nbclient go on past a failing one).
+c.GenerateAssignment.preprocessors = [
+    *GenerateAssignment.class_traits()["preprocessors"].default(),
+    "gather_course.nbgrader_plugins.RunAllShowsEveryVerdict",
+]
 
 # A learner who deletes a test cell gets it back (and its points are graded as usual).
 c.OverwriteCells.add_missing_cells = True

@@ -59,3 +59,21 @@ class RefereeVerdicts(NbGraderPreprocessor):
             cell.outputs = [new_output("error", ename="Failed", evalue=verdict["message"],
                                        traceback=verdict["message"].splitlines())]
         return cell, resources
+
+
+class RunAllShowsEveryVerdict(NbGraderPreprocessor):
+    """Tag the student notebook's answer and test cells ``raises-exception``.
+
+    JupyterLab's Run All and nbclient stop at the first cell that raises, unless it carries
+    this tag: with it, a blank or half-done notebook shows a verdict under every question.
+    Grading is unchanged (a failing test cell still has its error output, and the referee
+    never runs test cells). Listed in ``nbgrader_config.py`` for ``generate_assignment``.
+    """
+
+    def preprocess_cell(self, cell: Any, resources: dict, index: int) -> tuple[Any, dict]:
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type == "code" and (meta.get("grade") or meta.get("solution")):
+            tags = cell.metadata.setdefault("tags", [])
+            if "raises-exception" not in tags:
+                tags.append("raises-exception")
+        return cell, resources
