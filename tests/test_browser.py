@@ -1,0 +1,412 @@
+"""A real browser studies the course: JupyterLab opened the README's way, driven by Playwright.
+
+One JupyterLab for the whole file, started as a learner starts it (``gather-course start DIR``,
+with JupyterLab's options after ``--``), in a Chromium that is already on the machine:
+``GATHER_COURSE_BROWSER``, else the first of chromium, chromium-browser, google-chrome,
+google-chrome-stable on PATH that answers ``--version`` (Ubuntu's chromium-browser is a snap
+stub that does not). Without Playwright or a browser the tests are skipped with how to install
+them; with ``GATHER_COURSE_REQUIRE_BROWSER=1`` (CI) they fail instead.
+
+What a learner sees is read off the page, not off the kernel: the outputs JupyterLab renders
+under each cell. Screenshots go to ``GATHER_COURSE_SCREENSHOTS`` (default artifacts/browser/).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_BROWSER") == "1"
+SHOTS = Path(os.environ.get("GATHER_COURSE_SCREENSHOTS") or ROOT / "artifacts" / "browser")
+BROWSERS = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
+HOW_TO_INSTALL = (
+    'install Playwright with `pip install -e ".[test]"` and a Chromium: `sudo apt-get install '
+    "chromium` on Debian; on Ubuntu, Google Chrome (Ubuntu's chromium is a snap), or name a "
+    "Chromium-based browser in GATHER_COURSE_BROWSER")
+
+# The page's words for a failed and a passed check; library frames a learner must never see.
+FAILED = re.compile(r"Incorrect|Not attempted|failed|wrong", re.IGNORECASE)
+LIBRARY_FRAMES = [
+    "gather_course/", "_check.py", "site-packages", "Traceback (most recent call last)"]
+ERROR_MIME = "application/vnd.jupyter.stderr"
+
+def _missing(why: str) -> None:
+    message = f"browser test: {why}; {HOW_TO_INSTALL}"
+    if REQUIRE:
+        pytest.fail(message + " (GATHER_COURSE_REQUIRE_BROWSER=1: required here)", pytrace=False)
+    pytest.skip(message)
+
+
+def _answers_version(path: str) -> bool:
+    try:
+        run = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30,
+                             check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return run.returncode == 0 and re.search(r"\d+\.\d+", run.stdout) is not None
+
+
+def find_browser() -> str | None:
+    """The Chromium to drive: GATHER_COURSE_BROWSER, else the first working one on PATH."""
+    named = os.environ.get("GATHER_COURSE_BROWSER")
+    for name in [named] if named else BROWSERS:
+        path = shutil.which(name)
+        if path and _answers_version(path):
+            return path
+    return None
+
+
+# --- the server: gather-course start, the README's open command ------------------------------
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    work: Path            # the learner's working copy, JupyterLab's root
+
+    def tree(self, rel: str) -> str:
+        return f"{self.url}/lab/tree/{rel}?reset&token={self.token}"
+
+    def shut_down_kernels(self) -> None:
+        """End every notebook session (its kernel), as closing a notebook and its kernel does."""
+        def call(method: str, path: str):
+            request = urllib.request.Request(f"{self.url}{path}", method=method,
+                                             headers={"Authorization": f"token {self.token}"})
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                return reply.read()
+
+        for session in json.loads(call("GET", "/api/sessions")):
+            call("DELETE", f"/api/sessions/{session['id']}")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _settings(config: Path) -> None:
+    """JupyterLab user settings in the test's own JUPYTER_CONFIG_DIR: every cell rendered
+    (no windowing), no news or update pop-up over the page."""
+    user = config / "lab" / "user-settings" / "@jupyterlab"
+    for ext, name, value in [
+        ("notebook-extension", "tracker", {"windowingMode": "none"}),
+        ("apputils-extension", "notification", {"fetchNews": "false", "checkForUpdates": False}),
+    ]:
+        (user / ext).mkdir(parents=True, exist_ok=True)
+        (user / ext / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
+
+
+@pytest.fixture(scope="module")
+def chromium_path() -> str:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        _missing("Playwright is not installed")
+    path = find_browser()
+    if path is None:
+        named = os.environ.get("GATHER_COURSE_BROWSER")
+        _missing(f"no working browser at GATHER_COURSE_BROWSER={named}" if named
+                 else f"no Chromium on PATH (tried {', '.join(BROWSERS)})")
+    return path
+
+
+@pytest.fixture(scope="module")
+def lab(chromium_path, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lab")
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ,
+               JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_DATA_DIR=str(tmp / "data"),
+               JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), IPYTHONDIR=str(tmp / "ipython"),
+               PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    _settings(tmp / "config")
+    port, token = _free_port(), secrets.token_hex(16)
+    work = tmp / "work"
+    command = [str(bindir / "gather-course"), "start", str(work), "--",
+               "--no-browser", f"--port={port}", "--ServerApp.port_retries=0",
+               "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", "--allow-root"]
+    log = tmp / "jupyter.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                  stdin=subprocess.DEVNULL, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if server.poll() is not None:
+                pytest.fail(f"`gather-course start` exited ({server.returncode}):\n"
+                            + log.read_text(errors="replace")[-3000:], pytrace=False)
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("JupyterLab did not answer in 90 s:\n"
+                                + log.read_text(errors="replace")[-3000:], pytrace=False)
+                time.sleep(0.2)
+        yield Lab(url, token, work)
+    finally:
+        # The server leads its own process group (start_new_session), its kernels in it.
+        try:
+            os.killpg(server.pid, signal.SIGTERM)      # JupyterLab shuts its kernels down
+            server.wait(15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        try:
+            os.killpg(server.pid, signal.SIGKILL)      # anything of the group still there
+        except ProcessLookupError:
+            pass
+        server.wait(5)
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_path, lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=chromium_path)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def page(browser, lab):
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    context.set_default_timeout(60_000)
+    page = context.new_page()
+    yield page
+    context.close()
+    lab.shut_down_kernels()            # one kernel at a time on a 2-core machine
+
+
+# --- reading and driving a notebook in the page ---------------------------------------------
+
+def code_cells(lab: Lab, rel: str) -> dict[int, dict]:
+    """The notebook's code cells by their index among all cells (as the page lists them)."""
+    cells = json.loads((lab.work / rel).read_text())["cells"]
+    return {i: c for i, c in enumerate(cells) if c["cell_type"] == "code"}
+
+
+def source(cell: dict) -> str:
+    return "".join(cell["source"])
+
+
+class Notebook:
+    def __init__(self, page, lab: Lab, rel: str):
+        self.page, self.lab, self.rel = page, lab, rel
+        self.cells_json = code_cells(lab, rel)
+        page.goto(lab.tree(rel))
+        self.cells = page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        n = len(json.loads((lab.work / rel).read_text())["cells"])
+        page.wait_for_function(
+            "n => document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell')"
+            ".length === n", arg=n)
+        self.wait_idle()
+
+    def state(self) -> str:
+        """The kernel's status and every code cell's prompt, for a failure message."""
+        return self.page.evaluate("""() => {
+            const ind = document.querySelector(
+                '.jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator');
+            const cells = document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell');
+            const items = document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-Item');
+            const kernel = [...items].map(e => e.textContent.trim()).find(t => t.includes(' | '));
+            return 'kernel ' + (ind && ind.getAttribute('data-status')) + ` (${kernel})` +
+                '; prompts ' +
+                [...cells].map((c, i) => c.classList.contains('jp-CodeCell')
+                    ? i + c.querySelector('.jp-InputPrompt').textContent.trim() : null)
+                    .filter(x => x).join(' ');
+        }""")
+
+    def wait_idle(self, timeout: float = 60_000) -> None:
+        """A kernel is connected and idle, and no cell waits to run (no [*] prompt)."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            self._wait_idle(timeout)
+        except PlaywrightTimeout:
+            self.shot(f"timeout_{Path(self.rel).stem}")
+            raise AssertionError(f"{self.rel}: still busy after {timeout / 1000:g} s: "
+                                 f"{self.state()}") from None
+
+    def _wait_idle(self, timeout: float) -> None:
+        self.page.wait_for_function(
+            """() => {
+                const ind = document.querySelector(
+                    '.jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator');
+                if (!ind || ind.getAttribute('data-status') !== 'idle') return false;
+                // the status bar's kernel item: 'No Kernel | Initializing' before it starts
+                const items = document.querySelectorAll('#jp-main-statusbar .jp-StatusBar-Item');
+                if (![...items].some(e => /^(?!No Kernel).+ \\| Idle$/.test(e.textContent.trim())))
+                    return false;
+                const prompts = document.querySelectorAll('.jp-NotebookPanel .jp-InputPrompt');
+                return ![...prompts].some(p => p.textContent.includes('*'));
+            }""", timeout=timeout)
+
+    def prompt(self, i: int) -> str:
+        return self.cells.nth(i).locator(".jp-InputPrompt").inner_text().strip()
+
+    def output_text(self, i: int) -> str:
+        return self.cells.nth(i).locator(".jp-OutputArea").inner_text()
+
+    def error_outputs(self, i: int) -> list[str]:
+        return self.cells.nth(i).locator(
+            f'.jp-OutputArea-output[data-mime-type="{ERROR_MIME}"]').all_inner_texts()
+
+    def run_cell(self, i: int) -> None:
+        """Select cell i, run it with Ctrl+Enter, and wait for its new execution count."""
+        before = self.prompt(i)
+        cell = self.cells.nth(i)
+        cell.locator(".jp-InputPrompt").click()          # selects the cell, command mode
+        self.page.keyboard.press("Control+Enter")
+        self.page.wait_for_function(
+            """([i, before]) => {
+                const c = document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell')[i];
+                const t = c.querySelector('.jp-InputPrompt').textContent.trim();
+                return /^\\[\\d+\\]:$/.test(t) && t !== before;
+            }""", arg=[i, before])
+
+    def type_into(self, i: int, text: str) -> None:
+        """Replace cell i's code with text, typed into its editor."""
+        editor = self.cells.nth(i).locator(".cm-content")
+        editor.click()
+        self.page.keyboard.press("Control+A")
+        self.page.keyboard.press("Delete")
+        # insert_text, as a paste would: CodeMirror's auto-indent does not re-indent lines
+        self.page.keyboard.insert_text(text)
+        self.page.keyboard.press("Escape")                # back to command mode
+        shown = editor.evaluate(
+            "e => [...e.querySelectorAll('.cm-line')].map(l => l.textContent).join('\\n')")
+        assert shown == text, f"the editor holds {shown!r}, not the typed {text!r}"
+
+    def restart_run_all(self) -> None:
+        """Kernel → Restart Kernel and Run All Cells…, confirm, and wait until all ran."""
+        self.page.locator(".lm-MenuBar-item", has_text="Kernel").click()
+        self.page.locator(".lm-Menu-item", has_text="Restart Kernel and Run All Cells").click()
+        self.page.locator(".jp-Dialog .jp-mod-accept", has_text="Restart").click()
+        first = min(self.cells_json)
+        # Run All has started once the first code cell has run again; then wait for idle.
+        self.page.wait_for_function(
+            """i => /^\\[\\d+\\]:$/.test(document.querySelectorAll(
+                '.jp-NotebookPanel .jp-Notebook .jp-Cell')[i]
+                .querySelector('.jp-InputPrompt').textContent.trim())""", arg=first)
+        self.wait_idle(timeout=120_000)
+
+    def shot(self, name: str, cell: int | None = None, block: str = "center") -> Path:
+        """A screenshot of the page, with cell (if given) scrolled to block of the view."""
+        if cell is not None:
+            self.cells.nth(cell).evaluate("(e, block) => e.scrollIntoView({block})", block)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{name}.png"
+        self.page.screenshot(path=str(path))
+        return path
+
+
+def assert_no_library_frames(text: str, where: str) -> None:
+    shown = [frame for frame in LIBRARY_FRAMES if frame in text]
+    assert not shown, f"{where} shows the course's own frames ({shown}):\n{text}"
+
+
+# --- the tests -----------------------------------------------------------------------------
+
+LECTURE = "notebooks/01_basic_formula.ipynb"
+BASICS = "exercises/basics/basics.ipynb"
+BLANK = "exercises/topk/topk.ipynb"
+
+
+def test_the_working_copy_is_where_jupyterlab_opens(lab):
+    for rel in [LECTURE, BASICS, BLANK]:
+        assert (lab.work / rel).is_file(), f"`gather-course start` did not copy {rel}"
+        assert (lab.work / rel).read_bytes() == (ROOT / rel).read_bytes()
+
+
+def test_a_lecture_runs_top_to_bottom_without_errors(lab, page):
+    nb = Notebook(page, lab, LECTURE)
+    nb.restart_run_all()
+    deliberate = {i for i, c in nb.cells_json.items()
+                  if "raises-exception" in c["metadata"].get("tags", [])}
+    assert deliberate, f"{LECTURE} has no raises-exception cell; the test expects one"
+    not_run, errors = [], {}
+    for i in nb.cells_json:
+        if not re.fullmatch(r"\[\d+\]:", nb.prompt(i)):
+            not_run.append(i)
+        shown = nb.error_outputs(i)
+        if shown and i not in deliberate:
+            errors[i] = shown
+    nb.shot("lecture_01_run_all", cell=min(deliberate))
+    assert not errors, "error output under cells not tagged raises-exception:\n" + "\n".join(
+        f"cell {i} ({source(nb.cells_json[i])[:60]!r}):\n{''.join(t)}" for i, t in errors.items())
+    assert not not_run, f"Run All did not run cells {not_run}"
+    for i in deliberate:   # the deliberate error is shown, as the lecture says
+        assert nb.error_outputs(i), f"cell {i} is tagged raises-exception but shows no error"
+
+
+def _question_cells(cells: dict[int, dict], name: str) -> tuple[int, int]:
+    answer = next(i for i, c in cells.items() if source(c).startswith(f"def {name}("))
+    test = next(i for i, c in cells.items() if source(c).startswith(f"# Test of {name}"))
+    return answer, test
+
+
+def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
+    nb = Notebook(page, lab, BASICS)
+    menus = page.locator(".lm-MenuBar-item").all_inner_texts()
+    assert "Kernel" in menus and not any("nbgrader" in m.lower() for m in menus), (
+        f"the learner's JupyterLab shows nbgrader's instructor menu: {menus}")
+    assert page.locator(".jp-NotebookPanel-toolbar", has_text="Validate").count() == 1
+    setup = min(nb.cells_json)
+    answer, test = _question_cells(nb.cells_json, "pick_per_row")
+    assert nb.cells_json[test]["metadata"]["nbgrader"]["grade"] is True
+    nb.run_cell(setup)
+    assert not nb.error_outputs(setup), nb.output_text(setup)
+
+    nb.type_into(answer, "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]")
+    nb.run_cell(answer)
+    nb.run_cell(test)
+    shown = nb.output_text(test)
+    nb.shot("basics_wrong_answer", cell=test)
+    assert "basics.pick_per_row" in shown, f"no verdict under the test cell:\n{shown}"
+    assert FAILED.search(shown), f"the verdict does not say it failed:\n{shown}"
+    assert "✅" not in shown
+    assert_no_library_frames(shown, "the failed verdict")
+
+    nb.type_into(answer, "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)")
+    nb.run_cell(answer)
+    nb.run_cell(test)
+    shown = nb.output_text(test)
+    nb.shot("basics_right_answer", cell=test)
+    assert "basics.pick_per_row" in shown and "✅" in shown, f"no passed verdict:\n{shown}"
+    assert not nb.error_outputs(test), shown
+    assert_no_library_frames(shown, "the passed verdict")
+
+
+def test_run_all_on_a_blank_exercise_shows_a_verdict_under_every_test_cell(lab, page):
+    nb = Notebook(page, lab, BLANK)
+    tests = [i for i, c in nb.cells_json.items()
+             if c["metadata"].get("nbgrader", {}).get("grade") is True]
+    assert tests and all(source(nb.cells_json[i]).startswith("# Test of") for i in tests)
+    nb.restart_run_all()
+    nb.page.set_viewport_size({"width": 1280, "height": 1400})    # both verdicts in one shot
+    nb.shot("topk_blank_run_all", cell=tests[0] - 1, block="start")
+    for i in tests:
+        shown = nb.output_text(i)
+        assert re.fullmatch(r"\[\d+\]:", nb.prompt(i)), (
+            f"Run All stopped before test cell {i} ({source(nb.cells_json[i]).splitlines()[0]})")
+        assert "Not attempted" in shown and "NotImplementedError" in shown, (
+            f"test cell {i} shows no not-attempted verdict:\n{shown}")
+        assert_no_library_frames(shown, f"test cell {i}'s verdict")
