@@ -23,11 +23,13 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_BROWSER") == "1"
@@ -328,6 +330,20 @@ def assert_no_library_frames(text: str, where: str) -> None:
 LECTURE = "notebooks/01_basic_formula.ipynb"
 BASICS = "exercises/basics/basics.ipynb"
 BLANK = "exercises/topk/topk.ipynb"
+
+
+def test_ci_requires_the_browser_test_and_keeps_its_screenshots():
+    """No browser needed: CI installs one, cannot skip this file, and uploads what it saw."""
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "export GATHER_COURSE_REQUIRE_BROWSER=1" in ci and "apt-get install" in ci
+    assert ci.index("GATHER_COURSE_REQUIRE_BROWSER") < ci.index("python -m pytest")
+    (job,) = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())[
+        "jobs"].values()
+    (upload,) = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
+    assert upload["if"] == "always()" and upload["with"]["path"].rstrip("/") == "artifacts/browser"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    assert any(r.startswith("playwright") for r in extras["test"])
 
 
 def test_the_working_copy_is_where_jupyterlab_opens(lab):
