@@ -52,9 +52,14 @@ _add("basics.pick_per_row", Variant(
             "`out[k, c] = x[rows[k, c], c]`"),
            ("Each row keeps its row number; only the column changes.",
             "Each column keeps its column number; only the row changes."),
-           ("`cols` already has the output's shape `[R, K]`",
-            "`rows` already has the output's shape `[K, C]`"),
-           ("`torch.gather(x, 1, cols)`.", "`torch.gather(x, 0, rows)`."),
+           ("Changing the column means gathering along dim 1 of `x`. `cols` already has the "
+            "output's shape `[R, K]`",
+            "Changing the row means gathering along dim 0 of `x`. `rows` already has the "
+            "output's shape `[K, C]`"),
+           ("for `t` of shape `[2, 4]` and `j = torch.tensor([[3], [0]])`, "
+            "`torch.gather(t, 1, j)` is `[[t[0, 3]], [t[1, 0]]]`",
+            "for `t` of shape `[4, 2]` and `j = torch.tensor([[3, 0]])`, "
+            "`torch.gather(t, 0, j)` is `[[t[3, 0], t[0, 1]]]`"),
            ("def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)      "
             "# out[r, k] = x[r, cols[r, k]]",
             "def pick_per_row(x, rows):\n    return torch.gather(x, 0, rows)      "
@@ -77,6 +82,8 @@ _add("nlp.label_scores", Variant(
             "The tag is chosen along dim 1, not along the sequence (the last dim)."),
            ("`labels.unsqueeze(-1)` is `[B, L, 1]`, and the result is `[B, L, 1]` too.",
             "`labels.unsqueeze(1)` is `[B, 1, L]`, and the result is `[B, 1, L]` too."),
+           ("Gather along `dim=-1` with that index, then drop the size-1 dim with `squeeze(-1)`",
+            "Gather along dim 1 with that index, then drop the size-1 dim with `squeeze(1)`"),
            ("logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)",
             "logits.gather(1, labels.unsqueeze(1)).squeeze(1)"),
            ("# [B, L, 1] -> [B, L]", "# [B, 1, L] -> [B, L]"))))
@@ -87,12 +94,17 @@ _add("nlp.token_log_probs", Variant(
                                        "`F.cross_entropy` takes it)"),
            ("`log_softmax(logits[b, l])[input_ids[b, l]]`",
             "`log_softmax(logits[b, :, l])[input_ids[b, l]]`"),
-           ("`F.log_softmax(logits, dim=-1)` normalises over the vocabulary; then gather along "
-            "`dim=-1` with `input_ids.unsqueeze(-1)`.",
-            "`F.log_softmax(logits, dim=1)` normalises over the vocabulary; then gather along "
-            "`dim=1` with `input_ids.unsqueeze(1)`."),
-           ("`F.log_softmax(logits, -1).gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)`.",
-            "`F.log_softmax(logits, 1).gather(1, input_ids.unsqueeze(1)).squeeze(1)`."),
+           ("(the last dim, `V`)", "(dim 1, `V`)"),
+           ("Applied over the last dim, `F.log_softmax` keeps the shape `[B, L, V]`. The index "
+            "must be `[B, L, 1]`: unsqueeze `input_ids` at the end, gather along the last dim, "
+            "and the result is `[B, L, 1]`.",
+            "Applied over dim 1, `F.log_softmax` keeps the shape `[B, V, L]`. The index must be "
+            "`[B, 1, L]`: unsqueeze `input_ids` at dim 1, gather along dim 1, and the result is "
+            "`[B, 1, L]`."),
+           ("`F.log_softmax(..., dim=-1)`, then `.gather(-1, index)`, then `.squeeze(-1)` to go "
+            "from `[B, L, 1]` to `[B, L]`",
+            "`F.log_softmax(..., dim=1)`, then `.gather(1, index)`, then `.squeeze(1)` to go "
+            "from `[B, 1, L]` to `[B, L]`"),
            ("    log_probs = F.log_softmax(logits, dim=-1)                     # [B, L, V]\n"
             "    return log_probs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)",
             "    log_probs = F.log_softmax(logits, dim=1)                      # [B, V, L]\n"
@@ -110,8 +122,9 @@ _add("nlp.causal_lm_log_probs", Variant(
             "Here `logits` is `[L, B, V]` and `input_ids` is `[L, B]` (sequence first). Return "
             "the `[L-1, B]` tensor `out[t, b] = log_softmax(logits[t, b])[input_ids[t+1, b]]`."),
            ("`logits[:, :-1]` and `input_ids[:, 1:]`", "`logits[:-1]` and `input_ids[1:]`"),
-           ("`F.log_softmax(logits[:, :-1], -1).gather(-1, input_ids[:, 1:].unsqueeze(-1))",
-            "`F.log_softmax(logits[:-1], -1).gather(-1, input_ids[1:].unsqueeze(-1))"),
+           ("the sliced logits are `[B, 3, V]` and the sliced ids `[B, 3]`",
+            "the sliced logits are `[3, B, V]` and the sliced ids `[3, B]`"),
+           ("unsqueezed to `[B, 3, 1]`", "unsqueezed to `[3, B, 1]`"),
            ("    log_probs = F.log_softmax(logits[:, :-1], dim=-1)   # predictions for tokens "
             "1..L-1\n    targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they "
             "predict",
@@ -123,10 +136,11 @@ _add("nlp.causal_lm_log_probs", Variant(
             "`out[b, t] = log_softmax(logits[b, :, t])[input_ids[b, t+1]]`, where `logits` "
             "is `[B, V, L]` (vocabulary in dim 1)."),
            ("`logits[:, :-1]` and `input_ids[:, 1:]`", "`logits[:, :, :-1]` and `input_ids[:, 1:]`"),
-           ("`F.log_softmax(logits[:, :-1], -1).gather(-1, input_ids[:, 1:].unsqueeze(-1))"
-            ".squeeze(-1)`.",
-            "`F.log_softmax(logits[:, :, :-1], 1).gather(1, input_ids[:, 1:].unsqueeze(1))"
-            ".squeeze(1)`."),
+           ("the sliced logits are `[B, 3, V]`", "the sliced logits are `[B, V, 3]`"),
+           ("log-softmax over the vocabulary (`dim=-1`), gather along `dim=-1` with the ids "
+            "unsqueezed to `[B, 3, 1]`, and squeeze that last dim away",
+            "log-softmax over the vocabulary (`dim=1`), gather along `dim=1` with the ids "
+            "unsqueezed to `[B, 1, 3]`, and squeeze dim 1 away"),
            ("    log_probs = F.log_softmax(logits[:, :-1], dim=-1)   # predictions for tokens "
             "1..L-1\n    targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they "
             "predict\n    return log_probs.gather(-1, targets).squeeze(-1)",
@@ -139,8 +153,7 @@ _add("nlp.masked_nll", Variant(
     edits=(("`logits` is `[B, L, V]`", "`logits` is `[B, V, L]` (vocabulary in dim 1)"),
            ("`F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=ignore_index)`",
             "`F.cross_entropy(logits, labels, ignore_index=ignore_index)`"),
-           ("`nll = -F.log_softmax(logits, -1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)`",
-            "`nll = -F.log_softmax(logits, 1).gather(1, safe.unsqueeze(1)).squeeze(1)`"),
+           ("unsqueezed to `[B, L, 1]`", "unsqueezed to `[B, 1, L]`"),
            ("    log_probs = F.log_softmax(logits, dim=-1)\n"
             "    nll = -log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)",
             "    log_probs = F.log_softmax(logits, dim=1)\n"
@@ -154,6 +167,8 @@ _add("vision.gather_pixels", Variant(
     to_public=lambda v: _with(v, coords=v["coords"].flip(-1)),
     edits=(("holding `(y, x)` points", "holding `(x, y)` points"),
            ("where `(y, x) = coords[b, p]`", "where `(x, y) = coords[b, p]`"),
+           ("In a row-major `[H, W]` grid, point `(y, x)`",
+            "In a row-major `[H, W]` grid, point `(y, x)` (stored as `(x, y)` in `coords`)"),
            ("coords[..., 0] * W + coords[..., 1]", "coords[..., 1] * W + coords[..., 0]"))),
     Variant(
     "channels_last", "features laid out [B, H, W, C] (channels last)",
@@ -162,9 +177,16 @@ _add("vision.gather_pixels", Variant(
     edits=(("`features` is `[B, C, H, W]`", "`features` is `[B, H, W, C]` (channels last)"),
            ("`out[b, c, p] = features[b, c, y, x]`", "`out[b, c, p] = features[b, y, x, c]`"),
            ("Flatten `H` and `W` into one dim", "Flatten `H` and `W` (dims 1 and 2) into one dim"),
-           ("`features.flatten(2).gather(2, lin.unsqueeze(1).expand(-1, C, -1))`",
-            "`features.flatten(1, 2).gather(1, lin.unsqueeze(-1).expand(-1, -1, C))"
-            ".transpose(1, 2)`"),
+           ("The index must be `[B, C, P]`: the same point for every channel, so add a channel "
+            "dim and expand it to `C`.",
+            "The index must be `[B, P, C]`: the same point for every channel, so add a channel "
+            "dim at the end and expand it to `C`."),
+           ("`features.flatten(2)` is `[B, C, H*W]`; the linear positions, unsqueezed at dim 1 "
+            "and expanded with `expand(-1, C, -1)`, are `[B, C, P]`; gather along dim 2 gives "
+            "`[B, C, P]`.",
+            "`features.flatten(1, 2)` is `[B, H*W, C]`; the linear positions, unsqueezed at the "
+            "end and expanded with `expand(-1, -1, C)`, are `[B, P, C]`; gather along dim 1 "
+            "gives `[B, P, C]`, and swapping dims 1 and 2 gives `[B, C, P]`."),
            ("    B, C, H, W = features.shape", "    B, H, W, C = features.shape"),
            ("    index = lin.unsqueeze(1).expand(-1, C, -1)             # [B, C, P]: same point, "
             "every channel\n    return features.flatten(2).gather(2, index)            "
@@ -181,12 +203,16 @@ _add("vision.select_heads", Variant(
             "`x` is `[B, L, H, Dh]` (per-head outputs, positions before heads)"),
            ("`out[b, l] = x[b, heads[b, l], l]`", "`out[b, l] = x[b, l, heads[b, l]]`"),
            ("The head is chosen along dim 1;", "The head is chosen along dim 2;"),
-           ("Make the index `[B, 1, L, Dh]`: `heads[:, None, :, None].expand(-1, 1, -1, Dh)`, "
-            "gather along dim 1,",
-            "Make the index `[B, L, 1, Dh]`: `heads[:, :, None, None].expand(-1, -1, 1, Dh)`, "
-            "gather along dim 2,"),
-           ("`x.gather(1, heads[:, None, :, None].expand(-1, 1, -1, x.size(-1))).squeeze(1)`.",
-            "`x.gather(2, heads[:, :, None, None].expand(-1, -1, 1, x.size(-1))).squeeze(2)`."),
+           ("Make the index `[B, 1, L, Dh]`: give `heads` (`[B, L]`) a size-1 head dim and a "
+            "feature dim, expand the feature dim to `Dh`, gather along dim 1,",
+            "Make the index `[B, L, 1, Dh]`: give `heads` (`[B, L]`) a size-1 head dim after "
+            "`L` and a feature dim, expand the feature dim to `Dh`, gather along dim 2,"),
+           ("The gather gives `[B, 1, L, Dh]`, and `squeeze(1)` makes it `[B, L, Dh]`.",
+            "The gather gives `[B, L, 1, Dh]`, and `squeeze(2)` makes it `[B, L, Dh]`."),
+           ("`t[:, None, :, None]` is `[5, 1, 7, 1]`, and `.expand(-1, 1, -1, 3)` makes it "
+            "`[5, 1, 7, 3]`",
+            "`t[:, :, None, None]` is `[5, 7, 1, 1]`, and `.expand(-1, -1, 1, 3)` makes it "
+            "`[5, 7, 1, 3]`"),
            ("    B, H, L, Dh = x.shape\n    index = heads[:, None, :, None].expand(B, 1, L, Dh)"
             "    # [B, 1, L, Dh]\n    return x.gather(1, index).squeeze(1)                    "
             "# [B, 1, L, Dh] -> [B, L, Dh]",
@@ -200,12 +226,16 @@ _add("vision.select_heads", Variant(
             "`x` is `[B, L, Dh, H]` (per-head outputs, heads last)"),
            ("`out[b, l] = x[b, heads[b, l], l]`", "`out[b, l] = x[b, l, :, heads[b, l]]`"),
            ("The head is chosen along dim 1;", "The head is chosen along the last dim;"),
-           ("Make the index `[B, 1, L, Dh]`: `heads[:, None, :, None].expand(-1, 1, -1, Dh)`, "
-            "gather along dim 1,",
-            "Make the index `[B, L, Dh, 1]`: `heads[:, :, None, None].expand(-1, -1, Dh, 1)`, "
-            "gather along dim 3,"),
-           ("`x.gather(1, heads[:, None, :, None].expand(-1, 1, -1, x.size(-1))).squeeze(1)`.",
-            "`x.gather(3, heads[:, :, None, None].expand(-1, -1, x.size(2), 1)).squeeze(3)`."),
+           ("Make the index `[B, 1, L, Dh]`: give `heads` (`[B, L]`) a size-1 head dim and a "
+            "feature dim, expand the feature dim to `Dh`, gather along dim 1,",
+            "Make the index `[B, L, Dh, 1]`: give `heads` (`[B, L]`) a feature dim and a size-1 "
+            "head dim at the end, expand the feature dim to `Dh`, gather along dim 3,"),
+           ("The gather gives `[B, 1, L, Dh]`, and `squeeze(1)` makes it `[B, L, Dh]`.",
+            "The gather gives `[B, L, Dh, 1]`, and `squeeze(3)` makes it `[B, L, Dh]`."),
+           ("`t[:, None, :, None]` is `[5, 1, 7, 1]`, and `.expand(-1, 1, -1, 3)` makes it "
+            "`[5, 1, 7, 3]`",
+            "`t[:, :, None, None]` is `[5, 7, 1, 1]`, and `.expand(-1, -1, 3, 1)` makes it "
+            "`[5, 7, 3, 1]`"),
            ("    B, H, L, Dh = x.shape\n    index = heads[:, None, :, None].expand(B, 1, L, Dh)"
             "    # [B, 1, L, Dh]\n    return x.gather(1, index).squeeze(1)                    "
             "# [B, 1, L, Dh] -> [B, L, Dh]",
@@ -221,11 +251,12 @@ _add("topk.select_patches", Variant(
     edits=(("Keep the k best patches", "Keep the k lowest-scoring patches"),
            ("the `k` patches with the highest scores, highest first",
             "the `k` patches with the lowest scores, lowest first"),
-           ("`torch.topk(scores, k, dim=1)` gives the `[B, k]` indices of the best patches, "
-            "highest first.",
-            "`torch.topk(scores, k, dim=1, largest=False)` gives the `[B, k]` indices of the "
-            "lowest-scoring patches, lowest first."),
-           ("`idx = scores.topk(k, dim=1).indices`", "`idx = scores.topk(k, dim=1, largest=False).indices`"),
+           ("the `[B, k]` indices of the best patches with `torch.topk` along dim 1 "
+            "(highest first)",
+            "the `[B, k]` indices of the lowest-scoring patches with `torch.topk` along dim 1 "
+            "and `largest=False` (lowest first)"),
+           ("give the indices `[[1, 2]]`, so the answer is patches 1 then 2",
+            "give the lowest-scoring indices `[[0, 2]]`, so the answer is patches 0 then 2"),
            ("    idx = torch.topk(scores, k, dim=1).indices               # [B, k], highest first",
             "    idx = torch.topk(scores, k, dim=1, largest=False).indices   # [B, k], lowest "
             "first"))))
@@ -237,8 +268,13 @@ _add("topk.scatter_back", Variant(
     edits=(("and zeros elsewhere (dtype of `selected`)",
             "and -1 everywhere else (dtype of `selected`)"),
            ("Start from zeros of shape `[B, n, D]`", "Start from a `[B, n, D]` tensor full of -1"),
-           ("`torch.zeros(B, n, D, dtype=selected.dtype, device=selected.device)",
-            "`torch.full((B, n, D), -1.0, dtype=selected.dtype, device=selected.device)"),
+           ("The method `new_zeros` makes zeros with a tensor's dtype and device",
+            "The method `new_full` makes a tensor full of one value (here -1) with a tensor's "
+            "dtype and device"),
+           ("`torch.zeros(4).scatter(0, torch.tensor([2, 0]), torch.tensor([7., 8.]))` is "
+            "`[8, 0, 7, 0]`",
+            "`torch.full((4,), -1.0).scatter(0, torch.tensor([2, 0]), torch.tensor([7., 8.]))` "
+            "is `[8, -1, 7, -1]`"),
            ("    out = selected.new_zeros(B, n, D)                       # same dtype and device",
             "    out = selected.new_full((B, n, D), -1.0)                # same dtype and "
             "device"))))
@@ -250,10 +286,8 @@ _add("mae.random_masking", Variant(
     inputs=lambda p: p, to_public=lambda v: _with(v, noise=-v["noise"]),
     edits=(("positions with the smallest noise, in order of increasing noise",
             "positions with the largest noise, in order of decreasing noise"),
-           ("`ids_shuffle = torch.argsort(noise, dim=1)` lists positions from the smallest "
-            "noise up",
-            "`ids_shuffle = torch.argsort(noise, dim=1, descending=True)` lists positions from "
-            "the largest noise down"),
+           ("(`torch.argsort` along dim 1, smallest noise first)",
+            "(`torch.argsort` along dim 1 with `descending=True`, largest noise first)"),
            ("    ids_shuffle = torch.argsort(noise, dim=1)          # ascend: small is keep",
             "    ids_shuffle = torch.argsort(noise, dim=1, descending=True)   # large is keep"))))
 
@@ -266,7 +300,9 @@ _add("mae.restore_sequence", Variant(
             "(the kept tokens: the last `len_keep` of the shuffled order)"),
            ("First append `L - len_keep` copies of `mask_token` after the visible tokens",
             "First put `L - len_keep` copies of `mask_token` before the visible tokens"),
-           ("`full = torch.cat([x_visible, mask_token.expand(N, L - len_keep, D)], dim=1)`",
-            "`full = torch.cat([mask_token.expand(N, L - len_keep, D), x_visible], dim=1)`"),
+           ("the shuffled sequence is `[a, b, m]`; with `ids_restore = [2, 0, 1]` the gather "
+            "reads positions 2, 0, 1 and gives `[m, a, b]`",
+            "the shuffled sequence is `[m, a, b]`; with `ids_restore = [2, 0, 1]` the gather "
+            "reads positions 2, 0, 1 and gives `[b, m, a]`"),
            ("    full = torch.cat([x_visible, mask_tokens], dim=1)        # shuffled order",
             "    full = torch.cat([mask_tokens, x_visible], dim=1)        # shuffled order"))))

@@ -59,13 +59,18 @@ register(Question(
              dict(shape=(4, 6), dim=1, index_shape=(4, 4))),
     formula=lambda inp, which, pos: explain(inp["input"], inp["dim"], inp["index"], pos).text,
     hints=(
-        "The output has **index's** shape and **input's** dtype: start from "
-        "`out = torch.empty(index.shape, dtype=input.dtype)` and fill it in.",
-        "Visit every position `pos` of index with "
-        "`itertools.product(*(range(s) for s in index.shape))`. The element to read is at "
-        "`pos` with its `dim` coordinate replaced by `index[pos]`.",
-        "`src = list(pos); src[dim] = int(index[pos]); out[pos] = input[tuple(src)]`. "
-        "Turn a negative `dim` into a positive one first: `dim % input.dim()`.",
+        "The output has **index's** shape and **input's** dtype (and device): start from "
+        "an empty tensor like that, made with `torch.empty`, and fill it in one element "
+        "at a time.",
+        "Visit every position `pos` of `index`, a tuple of coordinates: "
+        "`itertools.product` of one `range` per dim of `index` gives them all. The "
+        "element to read is at `pos` with its `dim` coordinate replaced by the number "
+        "stored in `index` at `pos`.",
+        "A negative `dim` counts from the end, so turn it into a dim between 0 and "
+        "`input.dim() - 1` first. Then, for each `pos`, copy it into a list, overwrite "
+        "the entry at `dim` with the index value (a Python `int`), and read `input` at "
+        "that tuple. For example, with a 3-D input and `dim=1`, if `index[0, 2, 1]` is 4 "
+        "then `out[0, 2, 1]` is `input[0, 4, 1]`.",
     ),
     solution_code='''
 import itertools
@@ -130,9 +135,13 @@ register(Question(
     formula=_formula_pick,
     hints=(
         "Each row keeps its row number; only the column changes. Which `dim` is that?",
-        "`cols` already has the output's shape `[R, K]` and the same number of dims as `x`, "
-        "so it can be the index as it is.",
-        "`torch.gather(x, 1, cols)`.",
+        "Changing the column means gathering along dim 1 of `x`. `cols` already has the "
+        "output's shape `[R, K]` and as many dims as `x`, so it can be the index just as "
+        "it is.",
+        "The function `torch.gather` takes the tensor, the dim and the index, in that "
+        "order, and returns a tensor of the index's shape. The same pattern on another "
+        "tensor: for `t` of shape `[2, 4]` and `j = torch.tensor([[3], [0]])`, "
+        "`torch.gather(t, 1, j)` is `[[t[0, 3]], [t[1, 0]]]`.",
     ),
     solution_code='''
 def pick_per_row(x, cols):
@@ -215,12 +224,18 @@ register(Question(
     formula=None,
     hints=(
         "The index has the output's shape. For each output position, only the coordinate "
-        "along `dim` is unknown.",
+        "along `dim` is unknown: the other coordinates are the position's own.",
         "For `output[pos]`, search `input` along `dim` (all other coordinates equal to "
-        "`pos`) for the same value: the position where you find it is `index[pos]`.",
-        "Without loops: find where each output value sits in the flattened input "
-        "(`output.reshape(-1, 1) == input.reshape(1, -1)`), turn that flat position into "
-        "coordinates with `torch.unravel_index`, and keep the coordinate of `dim`.",
+        "`pos`) for the same value: the place where you find it is `index[pos]`. Loops "
+        "are allowed here.",
+        "Without loops: since all values of `input` are different, you may search the "
+        "whole input. Compare every output value with every input value (one reshaped to "
+        "a column, the other to a row, and `==` broadcasts them to an `[output numel, input "
+        "numel]` table), find the column of the match in each row (`argmax` does not take "
+        "booleans: turn the table into integers first), and turn these flat positions "
+        "into coordinates with `torch.unravel_index`. For example, flat position 7 of a "
+        "`(2, 3, 4)` tensor is at `(0, 1, 3)`. Keep the coordinate of `dim` (a negative "
+        "`dim` counts from the end) and give it the output's shape.",
     ),
     solution_code='''
 def reverse_index(input, output, dim):

@@ -78,11 +78,18 @@ register(Question(
     formula=_formula_backward,
     hints=(
         "Each output element read one input element, so its gradient goes back to that "
-        "element; elements read twice get the sum of both gradients.",
-        "`scatter_add(dim, index, src)` does exactly that: `grad[..., index[q], ...] += "
-        "grad_out[q]`, adding up duplicates (plain `scatter` would keep only one).",
-        "`torch.zeros(input_shape, dtype=grad_out.dtype, device=grad_out.device)"
-        ".scatter_add(dim, index, grad_out)`.",
+        "element; elements read twice get the sum of both gradients, and elements never "
+        "read get 0.",
+        "The call `scatter_add(dim, index, src)` sends each `src` element to the place "
+        "that gather read for it and adds it there: in 2-D with `dim=1`, `grad[i, index[i, j]] += "
+        "src[i, j]`. Duplicates add up; plain `scatter` would keep only one of them. Start from "
+        "zeros of `input_shape` with `grad_out`'s dtype and device.",
+        "On a 1-D example: gathering `[10., 20., 30.]` with the index `[2, 2, 0]` reads "
+        "`[30., 30., 10.]`. With the upstream gradient `[1., 2., 3.]`, "
+        "`torch.zeros(3).scatter_add(0, torch.tensor([2, 2, 0]), torch.tensor([1., 2., 3.]))` "
+        "is `[3., 0., 3.]`, what autograd gives: element 2 gets 1 + 2. Your answer is "
+        "the same call with your `dim`, `index` and `grad_out`, on zeros of "
+        "`input_shape`.",
     ),
     solution_code='''
 def gather_backward(grad_out, dim, index, input_shape):
@@ -137,14 +144,21 @@ register(Question(
              dict(shape=(6, 8), dim=1, index_shape=(6, 4))),
     formula=_formula_take,
     hints=(
-        "An element at coordinates `(c0, c1, ...)` of a row-major tensor of shape "
-        "`(s0, s1, ...)` sits at linear position `c0*stride0 + c1*stride1 + ...` with "
-        "`stride_last = 1` and `stride_k = stride_(k+1) * s_(k+1)`.",
+        "As `torch.take` reads `input` flattened, compute, for every output position, "
+        "the linear position of the element gather would read. An element at coordinates "
+        "`(c0, c1, ...)` of a row-major tensor of shape `(s0, s1, ...)` sits at "
+        "`c0*stride0 + c1*stride1 + ...`, with `stride_last = 1` and `stride_k = stride_(k+1) * "
+        "s_(k+1)`.",
         "For output position `pos`, the coordinates are `pos` except along `dim`, where "
-        "they are `index[pos]`. Build each coordinate as a tensor: `index` for `dim`, "
-        "`torch.arange(index.size(k))` shaped to broadcast along dim `k` for the others.",
-        "Use the strides of input's **shape**, not `input.stride()`: `torch.take` ignores "
-        "the memory layout, so the strides of a non-contiguous input would be wrong.",
+        "they are `index[pos]`. Build each coordinate as a tensor that broadcasts to "
+        "index's shape: `index` itself for `dim`, and for every other dim `k` an "
+        "`arange` over index's size `k`, viewed with size 1 in all the other dims.",
+        "Use the strides of input's **shape**, not `input.stride()`: `torch.take` "
+        "ignores the memory layout, so the strides of a non-contiguous input would be "
+        "wrong. On a `[2, 3, 4]` input with `dim=1` the strides are `(12, 4, 1)`; the "
+        "output element at `(1, 0, 2)` with `index[1, 0, 2] = 2` reads coordinates `(1, 2, 2)`, "
+        "at linear position 1*12 + 2*4 + 2*1 = 22. Add up such terms over the dims, as "
+        "whole tensors, and `take` from `input` at the sum.",
     ),
     solution_code='''
 def gather_via_take(input, dim, index):

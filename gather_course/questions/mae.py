@@ -85,14 +85,18 @@ register(Question(
     scaling=(dict(N=2, L=8, D=3, mask_ratio=0.5), dict(N=4, L=16, D=6, mask_ratio=0.5)),
     formula=_formula_masking,
     hints=(
-        "`ids_shuffle = torch.argsort(noise, dim=1)` lists positions from the smallest "
-        "noise up; the first `len_keep` are kept. `ids_restore = torch.argsort(ids_shuffle, "
-        "dim=1)` undoes the shuffle.",
-        "Gather the kept rows with an index of shape `[N, len_keep, D]` (unsqueeze and "
-        "expand, or MAE's `repeat`). Build the mask in shuffled order (zeros first), then "
-        "gather it with `ids_restore` to put it back in the original order.",
-        "`mask = torch.ones(N, L); mask[:, :len_keep] = 0; mask = torch.gather(mask, 1, "
-        "ids_restore)`.",
+        "Three steps: sort the positions by noise (`torch.argsort` along dim 1, smallest "
+        "noise first), keep the first `len_keep` of them, and undo the sort for the mask.",
+        "Gather the kept rows of `x` along dim 1 with an index of shape `[N, len_keep, D]` "
+        "(the kept positions, unsqueezed and expanded, or MAE's `repeat`). `ids_restore` "
+        "is the inverse of the sorting permutation: the `argsort` of the `argsort`. "
+        "Build the float mask in sorted order (`len_keep` zeros, then ones), then gather "
+        "it along dim 1 with `ids_restore` to put it back in the original order.",
+        "Check the inverse on a small example: for `order = torch.tensor([2, 0, 3, 1])`, "
+        "`torch.argsort(order)` is `[1, 3, 0, 2]`, and gathering `order` with it gives "
+        "`[0, 1, 2, 3]`: gathering with the inverse undoes the shuffle. With `len_keep = 2` "
+        "the sorted mask is `[0, 0, 1, 1]`; gathered with `[1, 3, 0, 2]` it becomes `[0, 1, 0, "
+        "1]`: positions 2 and 0 are kept.",
     ),
     solution_code='''
 def random_masking(x, mask_ratio, noise):
@@ -163,12 +167,18 @@ register(Question(
     scaling=(dict(N=2, L=8, D=3, keep=2), dict(N=4, L=16, D=6, keep=4)),
     formula=_formula_restore,
     hints=(
-        "First append `L - len_keep` copies of `mask_token` after the visible tokens: that "
-        "is the full sequence, still in shuffled order.",
-        "`ids_restore[n, l]` says where original position `l` sits in that shuffled "
-        "sequence, so gather along dim 1 with it, expanded to `[N, L, D]`.",
-        "`full = torch.cat([x_visible, mask_token.expand(N, L - len_keep, D)], dim=1)`; "
-        "`full.gather(1, ids_restore.unsqueeze(-1).expand(-1, -1, D))`.",
+        "First append `L - len_keep` copies of `mask_token` after the visible tokens: "
+        "that is the full sequence, still in shuffled order. Then one gather puts it "
+        "back in order.",
+        "The token `mask_token` is `[D]`: `expand` it to `[N, L - len_keep, D]` (no copy "
+        "needed) and `torch.cat` along dim 1 gives `[N, L, D]`. `ids_restore[n, l]` says "
+        "where original position `l` sits in that shuffled sequence, so gather along dim "
+        "1 with it, expanded to `[N, L, D]`.",
+        "On a small example with `D = 1`: visible tokens `[a, b]` and one mask token "
+        "`m`, so the shuffled sequence is `[a, b, m]`; with `ids_restore = [2, 0, 1]` "
+        "the gather reads positions 2, 0, 1 and gives `[m, a, b]`. For `D > 1`, "
+        "unsqueeze `ids_restore` at the end and expand it to `D`, so that all features "
+        "of a token move together.",
     ),
     solution_code='''
 def restore_sequence(x_visible, mask_token, ids_restore):

@@ -81,10 +81,14 @@ register(Question(
     + _SIZES[1:],
     large_sizes=_LARGE, scaling=_SCALING, formula=_formula_labels, timing=_TIMING,
     hints=(
-        "The tag is chosen along the last dim (`dim=-1`), not along the sequence.",
-        "gather needs an index with as many dims as `logits`: `labels.unsqueeze(-1)` is "
-        "`[B, L, 1]`, and the result is `[B, L, 1]` too.",
-        "`logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)`.",
+        "This is one gather. The tag is chosen along the last dim (`dim=-1`), not along "
+        "the sequence.",
+        "The index needs as many dims as `logits`: `labels.unsqueeze(-1)` is `[B, L, 1]`, "
+        "and the result is `[B, L, 1]` too.",
+        "Gather along `dim=-1` with that index, then drop the size-1 dim with "
+        "`squeeze(-1)` to get `[B, L]`. The same steps on a 2-D example: for `s` of "
+        "shape `[3, 5]` and `y` of shape `[3]`, `s.gather(1, y.unsqueeze(1))` is `[3, 1]`, "
+        "and `.squeeze(1)` makes it `[3]`.",
     ),
     solution_code='''
 def label_scores(logits, labels):
@@ -128,11 +132,15 @@ register(Question(
     timing=_TIMING,
     scaling=_SCALING, formula=_formula_tokens,
     hints=(
-        "Two steps: turn logits into log-probabilities over the vocabulary, then pick one "
-        "per position.",
-        "`F.log_softmax(logits, dim=-1)` normalises over the vocabulary; then gather along "
-        "`dim=-1` with `input_ids.unsqueeze(-1)`.",
-        "`F.log_softmax(logits, -1).gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)`.",
+        "Two steps: turn the logits into log-probabilities over the vocabulary (the last "
+        "dim, `V`), then pick one per position with gather, as in label_scores.",
+        "Applied over the last dim, `F.log_softmax` keeps the shape `[B, L, V]`. The "
+        "index must be `[B, L, 1]`: unsqueeze `input_ids` at the end, gather along the "
+        "last dim, and the result is `[B, L, 1]`.",
+        "In order: `F.log_softmax(..., dim=-1)`, then `.gather(-1, index)`, then "
+        "`.squeeze(-1)` to go from `[B, L, 1]` to `[B, L]`. Normalise before you gather: "
+        "the softmax needs every score of the row, and the log-softmax of a single "
+        "gathered score is always 0.",
     ),
     solution_code='''
 import torch.nn.functional as F
@@ -177,9 +185,13 @@ register(Question(
     hints=(
         "Line the predictions up with what they predict: drop the last position of the "
         "logits and the first of the ids.",
-        "`logits[:, :-1]` and `input_ids[:, 1:]` are both `L-1` long; then it is the "
-        "token_log_probs question.",
-        "`F.log_softmax(logits[:, :-1], -1).gather(-1, input_ids[:, 1:].unsqueeze(-1)).squeeze(-1)`.",
+        "Sliced, `logits[:, :-1]` and `input_ids[:, 1:]` are both `L-1` long; then it is "
+        "the token_log_probs question on these two.",
+        "Check the shapes on a short sequence: with `L = 4`, positions 0, 1, 2 of the "
+        "logits predict tokens 1, 2, 3, so the sliced logits are `[B, 3, V]` and the "
+        "sliced ids `[B, 3]`. Then, as in token_log_probs: log-softmax over the "
+        "vocabulary (`dim=-1`), gather along `dim=-1` with the ids unsqueezed to `[B, 3, 1]`, "
+        "and squeeze that last dim away.",
     ),
     solution_code='''
 import torch.nn.functional as F
@@ -237,13 +249,18 @@ register(Question(
     scaling=(dict(B=2, L=3, V=5, ignored=2), dict(B=4, L=6, V=10, ignored=8)),
     formula=_formula_nll,
     hints=(
-        "gather cannot read at position -100: replace ignored labels by any valid id "
-        "first (e.g. `labels.clamp(min=0)`, or `torch.where`), and remember which they were.",
-        "Gather the log-probabilities as in token_log_probs, negate them, zero the ignored "
-        "positions with a mask, and divide the sum by the number of kept positions.",
-        "`keep = labels != ignore_index`; `safe = torch.where(keep, labels, 0)`; "
-        "`nll = -F.log_softmax(logits, -1).gather(-1, safe.unsqueeze(-1)).squeeze(-1)`; "
-        "`(nll * keep).sum() / keep.sum()`.",
+        "It is token_log_probs plus a mask. Gather cannot read at position "
+        "`ignore_index` (-100 is out of range), so the ignored labels must become a "
+        "valid id before the gather, and must not count in the mean.",
+        "Make a boolean `[B, L]` mask of the kept positions, and a copy of the labels "
+        "with any valid id (say 0) at the ignored ones (`torch.where` does it). Gather "
+        "the log-probabilities (`F.log_softmax` over the vocabulary) with that copy, "
+        "unsqueezed to `[B, L, 1]`, squeeze, and negate.",
+        "Average over the kept positions only: multiply the `[B, L]` negative "
+        "log-likelihoods by the mask (`True` counts as 1, `False` as 0), sum, and divide "
+        "by the number of kept positions, which is the sum of the mask (`.mean()` would "
+        "divide by all of them). On a small example, losses `[[0.5, 2.0], [1.0, 4.0]]` "
+        "with mask `[[True, False], [True, True]]` give (0.5 + 1.0 + 4.0) / 3.",
     ),
     solution_code='''
 import torch.nn.functional as F

@@ -61,12 +61,16 @@ register(Question(
     scaling=(dict(B=2, N=6, D=3, k=2), dict(B=4, N=12, D=6, k=4)),
     formula=_formula_select,
     hints=(
-        "`torch.topk(scores, k, dim=1)` gives the `[B, k]` indices of the best patches, "
-        "highest first.",
+        "Two steps: find the `[B, k]` indices of the best patches with `torch.topk` "
+        "along dim 1 (highest first), then gather the patches they point to.",
         "A patch is a whole `D`-vector, so the index must say the same patch number for "
-        "every feature: `[B, k]` -> `[B, k, 1]` -> `[B, k, D]`.",
-        "`idx = scores.topk(k, dim=1).indices`; "
-        "`patches.gather(1, idx.unsqueeze(-1).expand(-1, -1, patches.size(-1)))`.",
+        "every feature: `[B, k]` -> `[B, k, 1]` -> `[B, k, D]` (unsqueeze, then expand). "
+        "The gather along dim 1 returns the index's shape, `[B, k, D]`.",
+        "In order: take the `.indices` of the top-k result (its `.values` are scores, "
+        "not patch numbers), unsqueeze them at the end, expand that dim to `D`, and "
+        "gather `patches` along dim 1. On a small example, scores `[[0.1, 0.9, 0.5]]` "
+        "with `k=2` give the indices `[[1, 2]]`, so the answer is patches 1 then 2 of "
+        "that sample.",
     ),
     solution_code='''
 def select_patches(patches, scores, k):
@@ -121,12 +125,15 @@ register(Question(
     scaling=(dict(B=2, K=2, D=3, n=5), dict(B=4, K=4, D=6, n=10)),
     formula=_formula_back,
     hints=(
-        "This is gather run backwards: scatter writes `src[b, k, d]` to "
-        "`out[b, index[b, k, d], d]`.",
+        "This is gather run backwards, with `scatter` along dim 1: it writes `src[b, k, d]` "
+        "to `out[b, index[b, k, d], d]`.",
         "Start from zeros of shape `[B, n, D]` with `selected`'s dtype and device, and "
-        "expand `indices` to `[B, K, D]` exactly as for gather.",
-        "`torch.zeros(B, n, D, dtype=selected.dtype, device=selected.device)"
-        ".scatter(1, indices.unsqueeze(-1).expand(-1, -1, D), selected)`.",
+        "expand `indices` to `[B, K, D]` exactly as for gather (unsqueeze, then expand), "
+        "so that every feature of a row goes to the same place.",
+        "The method `new_zeros` makes zeros with a tensor's dtype and device, and "
+        "`scatter` (without the trailing `_`) returns a new tensor. The pattern in 1-D: "
+        "`torch.zeros(4).scatter(0, torch.tensor([2, 0]), torch.tensor([7., 8.]))` is "
+        "`[8, 0, 7, 0]`.",
     ),
     solution_code='''
 def scatter_back(selected, indices, n):

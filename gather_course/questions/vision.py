@@ -67,12 +67,17 @@ register(Question(
     scaling=(dict(B=2, C=3, H=4, W=5, P=3), dict(B=4, C=6, H=8, W=10, P=6)),
     formula=_formula_pixels,
     hints=(
-        "A point needs two coordinates, gather reads along one dim. Flatten `H` and `W` "
-        "into one dim of size `H*W` first.",
+        "A point needs two coordinates, but gather reads along one dim. Flatten `H` and "
+        "`W` into one dim of size `H*W` first, and turn each point into one position "
+        "along it.",
         "In a row-major `[H, W]` grid, point `(y, x)` is at linear position `y * W + x` "
-        "(W, not H). Gather along the flattened dim with that index, expanded over channels.",
-        "`lin = coords[..., 0] * W + coords[..., 1]` is `[B, P]`; "
-        "`features.flatten(2).gather(2, lin.unsqueeze(1).expand(-1, C, -1))`.",
+        "(W, not H), so the positions form a `[B, P]` tensor. The index must be `[B, C, P]`: "
+        "the same point for every channel, so add a channel dim and expand it to `C`.",
+        "In order: `features.flatten(2)` is `[B, C, H*W]`; the linear positions, "
+        "unsqueezed at dim 1 and expanded with `expand(-1, C, -1)`, are `[B, C, P]`; "
+        "gather along dim 2 gives `[B, C, P]`. Check the arithmetic on a `[3, 5]` grid: "
+        "point `(2, 1)` is at 2 * 5 + 1 = 11, and `torch.arange(15).reshape(3, 5)[2, 1]` "
+        "is 11.",
     ),
     solution_code='''
 def gather_pixels(features, coords):
@@ -124,11 +129,17 @@ register(Question(
     scaling=(dict(B=2, H=3, L=4, Dh=5), dict(B=4, H=6, L=8, Dh=10)),
     formula=_formula_heads,
     hints=(
-        "The head is chosen along dim 1; the position `l` must stay lined up with `l`. An "
-        "index of size 1 in the L dim would read position 0 only.",
-        "Make the index `[B, 1, L, Dh]`: `heads[:, None, :, None].expand(-1, 1, -1, Dh)`, "
-        "gather along dim 1, then drop the size-1 head dim.",
-        "`x.gather(1, heads[:, None, :, None].expand(-1, 1, -1, x.size(-1))).squeeze(1)`.",
+        "The head is chosen along dim 1; the position `l` must stay lined up with `l`, "
+        "and all `Dh` features of a position come from the same head. An index of size 1 "
+        "in the L dim would read position 0 only.",
+        "Make the index `[B, 1, L, Dh]`: give `heads` (`[B, L]`) a size-1 head dim and a "
+        "feature dim, expand the feature dim to `Dh`, gather along dim 1, then drop the "
+        "size-1 head dim.",
+        "The gather gives `[B, 1, L, Dh]`, and `squeeze(1)` makes it `[B, L, Dh]`. "
+        "Indexing with `None` adds a size-1 dim where it stands, and `expand` grows "
+        "size-1 dims without copying (`-1` keeps a size): for `t` of shape `[5, 7]`, "
+        "`t[:, None, :, None]` is `[5, 1, 7, 1]`, and `.expand(-1, 1, -1, 3)` makes it "
+        "`[5, 1, 7, 3]`.",
     ),
     solution_code='''
 def select_heads(x, heads):
