@@ -60,6 +60,24 @@ def test_every_question_of_the_bank_is_graded_once_in_two_or_three_per_assignmen
                                                "friends"}
 
 
+
+def test_exercise_ids_follow_the_notebooks():
+    """Course order: the assignments in the order of their lectures,
+    and within an assignment the order of its test cells (nlp.masked_nll is graded in friends)."""
+    import re
+
+    from gather_course._course import assignment_order
+
+    lectures = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    own = [re.search(r"exercises/([a-z]+)/", path.read_text(encoding="utf-8"))[1]
+           for path in lectures]                     # a lecture's first link is its assignment
+    assert assignment_order() == own
+    in_notebooks = []
+    for name in assignment_order():
+        _, cells = _cells(ROOT / "solutions" / name / f"{name}.ipynb")
+        in_notebooks += [qid_of(c) for c, m in cells if m.get("grade")]
+    assert exercise_ids() == in_notebooks
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
 def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
     nb, cells = _cells(path)

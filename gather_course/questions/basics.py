@@ -15,6 +15,68 @@ from ._cases import at, distinct, noncontig, randint, randn
 from ._question import Question, register
 
 
+# -- basics.pick_per_row ------------------------------------------------------------
+
+def _make_pick(gen: torch.Generator, R: int, C: int, K: int, strided: bool = False,
+               integer_input: bool = False) -> dict[str, Any]:
+    x = randint(gen, 100, R, C) if integer_input else randn(gen, R, C)
+    return {"x": noncontig(x) if strided else x, "cols": randint(gen, C, R, K)}
+
+
+def _spec_pick(x: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
+    R, K = cols.shape
+    out = torch.empty(R, K, dtype=x.dtype)
+    for r in range(R):
+        for k in range(K):
+            out[r, k] = x[r, cols[r, k]]
+    return out
+
+
+def _formula_pick(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
+    r, k = pos
+    c = int(inp["cols"][r, k])
+    return (f"out[{r}, {k}] = x[{r}, cols[{r}, {k}]] = x[{r}, {c}] = "
+            f"{fmt_value(inp['x'][r, c])}")
+
+
+register(Question(
+    qid="basics.pick_per_row", name="pick_per_row", args=("x", "cols"),
+    title="One pick per row",
+    task="`x` is `[R, C]` and `cols` is `[R, K]`. Return the `[R, K]` tensor with "
+         "`out[r, k] = x[r, cols[r, k]]`, without a Python loop.",
+    spec=_spec_pick, make=_make_pick,
+    sizes=(
+        dict(label="random shapes", R=3, C=5, K=2),
+        dict(label="size-1 dims", R=1, C=1, K=1),
+        dict(label="more picks than columns", R=2, C=3, K=6),
+        dict(label="integer input", R=4, C=4, K=4, integer_input=True),
+        dict(label="non-contiguous inputs", R=3, C=6, K=3, strided=True),
+    ),
+    large_sizes=(
+        dict(label="random shapes", R=16, C=40, K=7),
+        dict(label="one row", R=1, C=50, K=9),
+        dict(label="non-contiguous inputs", R=12, C=9, K=20, strided=True),
+    ),
+    timing=dict(R=200_000, C=8, K=8),
+    scaling=(dict(R=2, C=3, K=2), dict(R=8, C=12, K=6)),
+    formula=_formula_pick,
+    hints=(
+        "Each row keeps its row number; only the column changes. Which `dim` is that?",
+        "Changing the column means gathering along dim 1 of `x`. `cols` already has the "
+        "output's shape `[R, K]` and as many dims as `x`, so it can be the index just as "
+        "it is.",
+        "The function `torch.gather` takes the tensor, the dim and the index, in that "
+        "order, and returns a tensor of the index's shape. The same pattern on another "
+        "tensor: for `t` of shape `[2, 4]` and `j = torch.tensor([[3], [0]])`, "
+        "`torch.gather(t, 1, j)` is `[[t[0, 3]], [t[1, 0]]]`.",
+    ),
+    solution_code='''
+def pick_per_row(x, cols):
+    return torch.gather(x, 1, cols)      # out[r, k] = x[r, cols[r, k]]
+''',
+))
+
+
 # -- basics.gather_loop -------------------------------------------------------------
 
 def _make_gather(gen: torch.Generator, shape: tuple[int, ...], dim: int,
@@ -85,68 +147,6 @@ def gather_loop(input, dim, index):
     return out
 ''',
     vectorized=False, forbidden=("gather",), forbidden_text="torch.gather or take_along_dim",
-))
-
-
-# -- basics.pick_per_row ------------------------------------------------------------
-
-def _make_pick(gen: torch.Generator, R: int, C: int, K: int, strided: bool = False,
-               integer_input: bool = False) -> dict[str, Any]:
-    x = randint(gen, 100, R, C) if integer_input else randn(gen, R, C)
-    return {"x": noncontig(x) if strided else x, "cols": randint(gen, C, R, K)}
-
-
-def _spec_pick(x: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
-    R, K = cols.shape
-    out = torch.empty(R, K, dtype=x.dtype)
-    for r in range(R):
-        for k in range(K):
-            out[r, k] = x[r, cols[r, k]]
-    return out
-
-
-def _formula_pick(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
-    r, k = pos
-    c = int(inp["cols"][r, k])
-    return (f"out[{r}, {k}] = x[{r}, cols[{r}, {k}]] = x[{r}, {c}] = "
-            f"{fmt_value(inp['x'][r, c])}")
-
-
-register(Question(
-    qid="basics.pick_per_row", name="pick_per_row", args=("x", "cols"),
-    title="One pick per row",
-    task="`x` is `[R, C]` and `cols` is `[R, K]`. Return the `[R, K]` tensor with "
-         "`out[r, k] = x[r, cols[r, k]]`, without a Python loop.",
-    spec=_spec_pick, make=_make_pick,
-    sizes=(
-        dict(label="random shapes", R=3, C=5, K=2),
-        dict(label="size-1 dims", R=1, C=1, K=1),
-        dict(label="more picks than columns", R=2, C=3, K=6),
-        dict(label="integer input", R=4, C=4, K=4, integer_input=True),
-        dict(label="non-contiguous inputs", R=3, C=6, K=3, strided=True),
-    ),
-    large_sizes=(
-        dict(label="random shapes", R=16, C=40, K=7),
-        dict(label="one row", R=1, C=50, K=9),
-        dict(label="non-contiguous inputs", R=12, C=9, K=20, strided=True),
-    ),
-    timing=dict(R=200_000, C=8, K=8),
-    scaling=(dict(R=2, C=3, K=2), dict(R=8, C=12, K=6)),
-    formula=_formula_pick,
-    hints=(
-        "Each row keeps its row number; only the column changes. Which `dim` is that?",
-        "Changing the column means gathering along dim 1 of `x`. `cols` already has the "
-        "output's shape `[R, K]` and as many dims as `x`, so it can be the index just as "
-        "it is.",
-        "The function `torch.gather` takes the tensor, the dim and the index, in that "
-        "order, and returns a tensor of the index's shape. The same pattern on another "
-        "tensor: for `t` of shape `[2, 4]` and `j = torch.tensor([[3], [0]])`, "
-        "`torch.gather(t, 1, j)` is `[[t[0, 3]], [t[1, 0]]]`.",
-    ),
-    solution_code='''
-def pick_per_row(x, cols):
-    return torch.gather(x, 1, cols)      # out[r, k] = x[r, cols[r, k]]
-''',
 ))
 
 

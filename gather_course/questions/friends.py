@@ -12,6 +12,7 @@ from ..explain import explain
 from ..reference import gather_reference
 from ._cases import at, noncontig, randint, randn
 from ._question import Question, register
+from .nlp import MASKED_NLL
 
 
 # -- friends.gather_backward --------------------------------------------------------
@@ -180,3 +181,8 @@ def gather_via_take(input, dim, index):
     required=("take",), required_text="torch.take",
     forbidden=("gather",), forbidden_text="torch.gather or take_along_dim",
 ))
+
+
+# -- nlp.masked_nll: defined with the other nlp questions, graded in this assignment ------------
+
+register(MASKED_NLL)

@@ -229,7 +229,9 @@ def _formula_nll(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
             f"{labels.numel()} positions whose label is not ignore_index={inp['ignore_index']}")
 
 
-register(Question(
+# Built here, registered by friends.py: the friends assignment grades it, as a review
+# question (a gather plus a padding mask), so it comes last in the course order.
+MASKED_NLL = Question(
     qid="nlp.masked_nll", name="masked_nll", args=("logits", "labels", "ignore_index"),
     title="Masked negative log-likelihood",
     task="`logits` is `[B, L, V]`, `labels` is `[B, L]` where some labels equal "
@@ -274,4 +276,4 @@ def masked_nll(logits, labels, ignore_index=-100):
 ''',
     forbidden=("nll_loss_forward", "nll_loss", "nll_loss2d_forward", "nll_loss_nd"),
     forbidden_text="F.cross_entropy or F.nll_loss (that is what the answer is compared with)",
-))
+)
