@@ -342,27 +342,27 @@ class Referee:
                        [("case", case.label), ("inputs", _shapes(case))])
 
     def _rules(self, q: Question, sub: Submission, ops: dict[str, int]) -> None:
-        if not (q.forbidden or q.required):
+        if not (q.forbid or q.require):
             return
         code = _scan.reachable(sub.cells, q.name)
-        forbidden = set().union(*(SOURCE_NAMES.get(op, {op}) for op in q.forbidden)) \
-            if q.forbidden else set()
+        forbidden = set().union(*(SOURCE_NAMES.get(op, {op}) for op in q.forbid)) \
+            if q.forbid else set()
         used = _scan.names_used(code, forbidden, _scan.own_names(sub.cells))
-        ran = [op for op in q.forbidden if ops.get(op)]
+        ran = [op for op in q.forbid if ops.get(op)]
         if used or ran:
             what = f"`{used[0].name}` ({used[0].where})" if used else f"`{ran[0]}`"
             raise _Failure(RULES, f"Your values are right, but this question asks you not to "
                            f"use {q.forbidden_text}: your code uses {what}.")
         hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
         if hatches:
-            rule = (f"no {q.forbidden_text}" if q.forbidden else f"use {q.required_text}")
+            rule = (f"no {q.forbidden_text}" if q.forbid else f"use {q.required_text}")
             raise _Failure(RULES, f"Your values are right, but this question's rule ({rule}) "
                            "is checked on the code your function can reach (what it calls, and "
                            "every top-level statement of the notebook), which must call torch's "
                            f"functions by their names: your code uses `{hatches[0].name}` "
                            f"({hatches[0].where}). Leave out computed names, torch internals, "
                            "other libraries, threads and processes.")
-        for op in q.required:    # named in the code (autograd counts) and seen running
+        for op in q.require:    # named in the code (autograd counts) and seen running
             if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
                 raise _Failure(RULES, f"Your values are right, but this question asks you to "
                                f"use {q.required_text}: your function never ran `{op}`.")

@@ -33,6 +33,19 @@ class Problem:
 
 
 @functools.lru_cache(maxsize=None)
+def source_position(pos: tuple[int, ...], dim: int, index: torch.Tensor) -> tuple[int, ...]:
+    """Where gather reads ``out[pos]``: ``pos`` with coordinate ``dim`` replaced by ``index[pos]``.
+
+    ``dim`` must be non-negative; a 0-d index acts like shape ``[1]``.
+
+    >>> source_position((1, 2), 1, torch.tensor([[0, 0, 3], [1, 4, 0]]))
+    (1, 0)
+    """
+    src = list(pos) if index.dim() else [0]
+    src[dim] = int(index[pos])                  # the only coordinate that changes
+    return tuple(src)
+
+
 def accepted_index_dtypes() -> tuple[torch.dtype, ...]:
     """The index dtypes the installed torch accepts (torch 2.13: int32 and int64)."""
     ok = []

@@ -14,7 +14,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.textpath import TextPath
 
 from ._errors import GatherCourseError
-from ._rules import effective_ndim, ensure_valid
+from ._rules import effective_ndim, ensure_valid, source_position
 from ._text import fmt_pos, fmt_value
 
 __all__ = ["draw_gather", "draw_gather_grad"]
@@ -156,9 +156,7 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
     idx = index.detach().cpu()
     sources = {}
     for pos in itertools.product(*(range(s) for s in idx.shape)):
-        src = list(pos) if idx.dim() else [0]
-        src[d] = int(idx[pos])
-        sources[pos] = tuple(src) if inp.dim() else ()
+        sources[pos] = source_position(pos, d, idx) if inp.dim() else ()
     key = {p: (s[d] if s else 0) for p, s in sources.items()}     # the position along dim
     out = torch.gather(inp, d, idx)
 

@@ -8,7 +8,7 @@ from typing import Any, Sequence
 import torch
 
 from ._errors import GatherCourseError
-from ._rules import effective_ndim, ensure_valid
+from ._rules import effective_ndim, ensure_valid, source_position
 from ._text import fmt_pos, fmt_value, type_name
 
 __all__ = ["explain", "Explanation"]
@@ -56,12 +56,11 @@ def explain(input: torch.Tensor, dim: int, index: torch.Tensor,
     ensure_valid(input, dim, index, "cannot explain a call torch.gather rejects")
     pos = _position(position, index)
     d = int(dim) % effective_ndim(input)
-    src: list[Any] = list(pos) if index.dim() else [0]
-    symbolic, numeric = list(src), list(src)
+    numeric = source_position(pos, d, index)
+    symbolic: list[Any] = list(numeric)
     symbolic[d] = f"index{fmt_pos(pos)}"
-    numeric[d] = int(index[pos])
     source = input.reshape(1) if input.dim() == 0 else input
-    value = source[tuple(numeric)]
+    value = source[numeric]
     text = (f"out{fmt_pos(pos)} = input{fmt_pos(symbolic)} = input{fmt_pos(numeric)} "
             f"= {fmt_value(value)}")
     return Explanation(text, value.item())

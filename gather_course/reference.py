@@ -6,7 +6,7 @@ import itertools
 
 import torch
 
-from ._rules import effective_ndim, ensure_valid
+from ._rules import effective_ndim, ensure_valid, source_position
 
 __all__ = ["gather_reference"]
 
@@ -30,7 +30,5 @@ def gather_reference(input: torch.Tensor, dim: int, index: torch.Tensor) -> torc
     source = input.reshape(1) if input.dim() == 0 else input
     out = torch.empty(index.shape, dtype=input.dtype, device=input.device)
     for pos in itertools.product(*(range(s) for s in index.shape)):
-        src = list(pos) if index.dim() else [0]   # a 0-d index acts like shape [1]
-        src[d] = int(index[pos])                  # the only coordinate that changes
-        out[pos] = source[tuple(src)]
+        out[pos] = source[source_position(pos, d, index)]   # index[pos] replaces pos[d]
     return out

@@ -60,3 +60,12 @@ def noncontig(t: torch.Tensor) -> torch.Tensor:
 def at(name: str, pos: tuple[int, ...] | list[int]) -> str:
     """``at("x", (1, 3))`` -> ``x[1, 3]``."""
     return f"{name}[{', '.join(str(p) for p in pos)}]"
+
+
+def gather_inputs(gen: torch.Generator, shape: tuple[int, ...], dim: int,
+                  index_shape: tuple[int, ...], index_dtype: torch.dtype = torch.int64,
+                  integer_input: bool = False, strided: bool = False) -> dict[str, Any]:
+    """``input``, ``dim`` and a valid ``index`` for ``torch.gather(input, dim, index)``."""
+    input = randint(gen, 100, *shape) if integer_input else randn(gen, *shape)
+    index = randint(gen, shape[dim], *index_shape, dtype=index_dtype)
+    return {"input": noncontig(input) if strided else input, "dim": dim, "index": index}

@@ -436,15 +436,15 @@ def _check_inputs_unchanged(case: "Case", after: dict[str, Any]) -> None:
 
 
 def _check_rules(q: "Question", fn: Callable, case: "Case") -> None:
-    if not (q.forbidden or q.required):
+    if not (q.forbid or q.require):
         return
     with _OpCounter() as counter:
         _call(fn, case)
-    used = [op for op in q.forbidden if counter.ops.get(op)]
+    used = [op for op in q.forbid if counter.ops.get(op)]
     if used:
         raise _Failure(RULES, f"Your values are right, but this question asks you not to use "
                        f"{q.forbidden_text}: your function ran `{used[0]}`.")
-    missing = [op for op in q.required if not counter.ops.get(op)]
+    missing = [op for op in q.require if not counter.ops.get(op)]
     if missing:
         raise _Failure(RULES, f"Your values are right, but this question asks you to use "
                        f"{q.required_text}: your function never ran `{missing[0]}`.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import inspect
 import os
 import zlib
 from dataclasses import dataclass, field, replace
@@ -52,13 +53,15 @@ CLASS_ENV = "GATHER_COURSE_CLASS"     # set by a class's JupyterHub: no hints or
 class Question:
     """A self-checking exercise: ``check(fn)``, ``hint(n)``, ``solution()``.
 
-    ``spec`` is the loop-based reference the learner's function is compared with;
-    ``make(gen, **sizes)`` builds one test case's inputs from a seeded generator.
+    ``spec`` is the loop-based reference the learner's function is compared with; the
+    learner's function takes the spec's arguments (``args``) and has the qid's last part as
+    its name. ``make(gen, **sizes)`` builds one test case's inputs from a seeded generator:
+    a dict keyed by those arguments. ``forbid`` and ``require`` map a torch op (as the op
+    counter sees it) to how the rule names it for the learner. Declare one with
+    :func:`question`, which also registers it.
     """
 
     qid: str
-    name: str
-    args: tuple[str, ...]
     title: str
     task: str
     spec: Callable[..., Any]
@@ -66,23 +69,45 @@ class Question:
     sizes: tuple[dict[str, Any], ...]
     large_sizes: tuple[dict[str, Any], ...]
     scaling: tuple[dict[str, Any], dict[str, Any]]
-    formula: Callable[[dict[str, Any], int, tuple[int, ...]], str] | None
     hints: tuple[str, ...]
     solution_code: str
+    formula: Callable[[dict[str, Any], int, tuple[int, ...]], str] | None = None
     outputs: tuple[str, ...] = ("out",)
     dtypes: dict[str, tuple[torch.dtype, ...]] = field(default_factory=dict)
     vectorized: bool = True
-    forbidden: tuple[str, ...] = ()
-    forbidden_text: str = ""
-    required: tuple[str, ...] = ()
-    required_text: str = ""
+    forbid: dict[str, str] = field(default_factory=dict)
+    require: dict[str, str] = field(default_factory=dict)
     verify: Callable[[dict[str, Any], torch.Tensor], Any] | None = None
     timing: dict[str, Any] | None = None    # a large input: grading measures CPU time on it
     rtol: float = 1e-5
     atol: float = 1e-6
+    args: tuple[str, ...] = ()              # default: the spec's parameters
     variants: tuple[Variant, ...] = ()
     no_variant_why: str = ""            # why a question has no class variant
     variant_name: str = "public"
+
+    def __post_init__(self) -> None:
+        if not self.args:
+            object.__setattr__(self, "args", tuple(inspect.signature(self.spec).parameters))
+        sizes = dict(self.sizes[0])
+        sizes.pop("label", None)
+        made = tuple(self.make(torch.Generator().manual_seed(0), **sizes))
+        if made != self.args:
+            raise TypeError(f"{self.qid}: make() returns the inputs {made}, but the "
+                            f"learner's function takes {self.args}")
+
+    @property
+    def name(self) -> str:
+        """The learner's function name: the qid's last part (``pick_per_row``)."""
+        return self.qid.rsplit(".", 1)[-1]
+
+    @property
+    def forbidden_text(self) -> str:
+        return _either(self.forbid)
+
+    @property
+    def required_text(self) -> str:
+        return _either(self.require)
 
     def variant(self, name: str) -> "Question":
         """This question as the class variant ``name`` (``"public"``: itself).
@@ -131,11 +156,11 @@ class Question:
         if self.vectorized:
             parts.append("no Python loop over the elements: use whole-tensor operations "
                          "(grading measures how the work grows with the input size)")
-        if self.forbidden:
+        if self.forbid:
             parts.append(f"don't use {self.forbidden_text}")
-        if self.required:
+        if self.require:
             parts.append(f"use {self.required_text}")
-        if self.forbidden or self.required:
+        if self.forbid or self.require:
             parts.append("call torch's functions by their names: no `getattr` or `eval`, "
                          "no torch internals (`torch.ops`, `torch._C`), no numpy, threads "
                          "or processes")
@@ -187,11 +212,26 @@ class Question:
 _REGISTRY: dict[str, Question] = {}
 
 
+def _either(texts: dict[str, str]) -> str:
+    """The rule's wording: the distinct texts of ``{op: text}``, joined with "or"."""
+    return " or ".join(dict.fromkeys(texts.values()))
+
+
 def register(q: Question) -> Question:
+    """Add ``q`` to the bank (course order is registration order)."""
     if q.qid in _REGISTRY:
         raise RuntimeError(f"duplicate question id {q.qid}")
     _REGISTRY[q.qid] = q
     return q
+
+
+def question(qid: str, **declaration: Any) -> Question:
+    """Declare and register a question: ``question("topk.select_patches", title=..., ...)``.
+
+    The keywords are :class:`Question`'s fields; the name and the arguments come from the
+    qid and the spec.
+    """
+    return register(Question(qid, **declaration))
 
 
 def exercise(qid: str, variant: str = "public") -> Question:

@@ -11,8 +11,8 @@ from .._rules import accepted_index_dtypes
 from .._text import fmt_value
 from ..explain import explain
 from ..reference import gather_reference
-from ._cases import at, distinct, noncontig, randint, randn
-from ._question import Question, register
+from ._cases import at, distinct, gather_inputs, noncontig, randint, randn
+from ._question import question
 
 
 # -- basics.pick_per_row ------------------------------------------------------------
@@ -39,8 +39,8 @@ def _formula_pick(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
             f"{fmt_value(inp['x'][r, c])}")
 
 
-register(Question(
-    qid="basics.pick_per_row", name="pick_per_row", args=("x", "cols"),
+question(
+    "basics.pick_per_row",
     title="One pick per row",
     task="`x` is `[R, C]` and `cols` is `[R, K]`. Return the `[R, K]` tensor with "
          "`out[r, k] = x[r, cols[r, k]]`, without a Python loop.",
@@ -74,26 +74,18 @@ register(Question(
 def pick_per_row(x, cols):
     return torch.gather(x, 1, cols)      # out[r, k] = x[r, cols[r, k]]
 ''',
-))
+)
 
 
 # -- basics.gather_loop -------------------------------------------------------------
 
-def _make_gather(gen: torch.Generator, shape: tuple[int, ...], dim: int,
-                 index_shape: tuple[int, ...], index_dtype: torch.dtype = torch.int64,
-                 integer_input: bool = False, strided: bool = False) -> dict[str, Any]:
-    input = randint(gen, 100, *shape) if integer_input else randn(gen, *shape)
-    index = randint(gen, shape[dim], *index_shape, dtype=index_dtype)
-    return {"input": noncontig(input) if strided else input, "dim": dim, "index": index}
-
-
-register(Question(
-    qid="basics.gather_loop", name="gather_loop", args=("input", "dim", "index"),
+question(
+    "basics.gather_loop",
     title="gather by hand",
     task="return exactly what `torch.gather(input, dim, index)` returns (values, shape, "
          "dtype), written with Python loops and plain indexing, without `gather` or "
          "`take_along_dim`. Any rank, any `dim` (negative too).",
-    spec=gather_reference, make=_make_gather,
+    spec=gather_reference, make=gather_inputs,
     sizes=(
         dict(label="2-D, dim=1", shape=(2, 3), dim=1, index_shape=(2, 2)),
         dict(label="1-D", shape=(5,), dim=0, index_shape=(3,)),
@@ -146,8 +138,8 @@ def gather_loop(input, dim, index):
         out[pos] = input[tuple(src)]
     return out
 ''',
-    vectorized=False, forbidden=("gather",), forbidden_text="torch.gather or take_along_dim",
-))
+    vectorized=False, forbid={"gather": "torch.gather or take_along_dim"},
+)
 
 
 # -- basics.reverse_index -----------------------------------------------------------
@@ -200,8 +192,8 @@ def _verify_reverse(inp: dict[str, Any], index: torch.Tensor) -> Any:
             ])
 
 
-register(Question(
-    qid="basics.reverse_index", name="reverse_index", args=("input", "output", "dim"),
+question(
+    "basics.reverse_index",
     title="Read the index back",
     task="`output` was made by `torch.gather(input, dim, index)`, and all values of `input` "
          "are different. Return an index such that `torch.gather(input, dim, index)` "
@@ -221,7 +213,6 @@ register(Question(
     ),
     scaling=(dict(shape=(3, 4), dim=1, index_shape=(3, 2)),
              dict(shape=(6, 8), dim=1, index_shape=(6, 4))),
-    formula=None,
     hints=(
         "The index has the output's shape. For each output position, only the coordinate "
         "along `dim` is unknown: the other coordinates are the position's own.",
@@ -248,4 +239,4 @@ def reverse_index(input, output, dim):
 ''',
     outputs=("index",), dtypes={"index": accepted_index_dtypes()},
     vectorized=False, verify=_verify_reverse,
-))
+)

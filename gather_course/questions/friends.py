@@ -7,11 +7,12 @@ from typing import Any
 
 import torch
 
+from .._rules import source_position
 from .._text import fmt_value
 from ..explain import explain
 from ..reference import gather_reference
-from ._cases import at, noncontig, randint, randn
-from ._question import Question, register
+from ._cases import at, gather_inputs, noncontig, randint, randn
+from ._question import question, register
 from .nlp import MASKED_NLL
 
 
@@ -30,9 +31,7 @@ def _readers(dim: int, index: torch.Tensor, target: tuple[int, ...]) -> list[tup
     d = dim % index.dim()
     found = []
     for q in itertools.product(*(range(s) for s in index.shape)):
-        src = list(q)
-        src[d] = int(index[q])
-        if tuple(src) == tuple(target):
+        if source_position(q, d, index) == tuple(target):
             found.append(q)
     return found
 
@@ -42,9 +41,7 @@ def _spec_backward(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
     grad = torch.zeros(input_shape, dtype=grad_out.dtype)
     d = dim % index.dim()
     for q in itertools.product(*(range(s) for s in index.shape)):
-        src = list(q)
-        src[d] = int(index[q])
-        grad[tuple(src)] += grad_out[q]           # every read sends its gradient back
+        grad[source_position(q, d, index)] += grad_out[q]   # every read sends its gradient back
     return grad
 
 
@@ -58,9 +55,8 @@ def _formula_backward(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> 
             f"read input{list(pos)} = {terms} = {fmt_value(total)}")
 
 
-register(Question(
-    qid="friends.gather_backward", name="gather_backward",
-    args=("grad_out", "dim", "index", "input_shape"),
+question(
+    "friends.gather_backward",
     title="The gradient of gather",
     task="`out = torch.gather(input, dim, index)` and `grad_out` is the gradient of the loss "
          "with respect to `out`. Return the gradient with respect to `input` (shape "
@@ -97,24 +93,17 @@ def gather_backward(grad_out, dim, index, input_shape):
     grad = torch.zeros(input_shape, dtype=grad_out.dtype, device=grad_out.device)
     return grad.scatter_add(dim, index, grad_out)    # repeated indices add up
 ''',
-    required=("scatter_add",), required_text="scatter_add (or scatter_add_)",
-))
+    require={"scatter_add": "scatter_add (or scatter_add_)"},
+)
 
 
 # -- friends.gather_via_take --------------------------------------------------------
-
-def _make_take(gen: torch.Generator, shape: tuple[int, ...], dim: int,
-               index_shape: tuple[int, ...], strided: bool = False) -> dict[str, Any]:
-    input = randn(gen, *shape)
-    return {"input": noncontig(input) if strided else input, "dim": dim,
-            "index": randint(gen, shape[dim], *index_shape)}
 
 
 def _formula_take(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     input, dim, index = inp["input"], inp["dim"], inp["index"]
     d = dim % input.dim()
-    src = list(pos)
-    src[d] = int(index[pos])
+    src = source_position(pos, d, index)
     strides = [1] * input.dim()
     for k in range(input.dim() - 2, -1, -1):
         strides[k] = strides[k + 1] * input.size(k + 1)
@@ -124,13 +113,13 @@ def _formula_take(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
             f"is {terms} = {linear} (row-major strides of input's shape {list(input.shape)})")
 
 
-register(Question(
-    qid="friends.gather_via_take", name="gather_via_take", args=("input", "dim", "index"),
+question(
+    "friends.gather_via_take",
     title="gather through torch.take",
     task="Return `torch.gather(input, dim, index)` computed with `torch.take` on linear "
          "indices (no gather). `torch.take` reads `input` as if it were flattened in "
          "row-major order, whatever its memory layout.",
-    spec=gather_reference, make=_make_take,
+    spec=gather_reference, make=gather_inputs,
     sizes=(dict(label="2-D, dim=1", shape=(3, 4), dim=1, index_shape=(3, 2)),
            dict(label="1-D", shape=(6,), dim=0, index_shape=(4,)),
            dict(label="2-D, dim=0", shape=(3, 4), dim=0, index_shape=(5, 4)),
@@ -178,9 +167,9 @@ def gather_via_take(input, dim, index):
         linear = linear + coord * strides[k]
     return torch.take(input, linear)
 ''',
-    required=("take",), required_text="torch.take",
-    forbidden=("gather",), forbidden_text="torch.gather or take_along_dim",
-))
+    require={"take": "torch.take"},
+    forbid={"gather": "torch.gather or take_along_dim"},
+)
 
 
 # -- nlp.masked_nll: defined with the other nlp questions, graded in this assignment ------------

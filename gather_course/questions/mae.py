@@ -9,7 +9,7 @@ import torch
 from .._rules import accepted_index_dtypes
 from .._text import fmt_value
 from ._cases import noncontig, randn
-from ._question import Question, register
+from ._question import question
 
 _FLOATS = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
@@ -65,8 +65,8 @@ def _formula_masking(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
             f"(0 = smallest) = {rank}")
 
 
-register(Question(
-    qid="mae.random_masking", name="random_masking", args=("x", "mask_ratio", "noise"),
+question(
+    "mae.random_masking",
     title="MAE random masking",
     task="Write MAE's `random_masking` with the given `noise` (`[N, L]`) instead of fresh "
          "random numbers: keep the `len_keep = int(L * (1 - mask_ratio))` positions with the "
@@ -113,7 +113,7 @@ def random_masking(x, mask_ratio, noise):
 ''',
     outputs=("x_masked", "mask", "ids_restore"),
     dtypes={"mask": _FLOATS, "ids_restore": accepted_index_dtypes()},
-))
+)
 
 
 # -- mae.restore_sequence -----------------------------------------------------------
@@ -149,9 +149,8 @@ def _formula_restore(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
             f"ids_restore[{n}, {l}] = {j} >= len_keep = {keep} (a removed position)")
 
 
-register(Question(
-    qid="mae.restore_sequence", name="restore_sequence",
-    args=("x_visible", "mask_token", "ids_restore"),
+question(
+    "mae.restore_sequence",
     title="Restore the full sequence",
     task="As in MAE's decoder: `x_visible` is `[N, len_keep, D]` (the kept tokens, in "
          "shuffled order), `mask_token` is `[D]`, `ids_restore` is `[N, L]`. Return `[N, L, "
@@ -188,4 +187,4 @@ def restore_sequence(x_visible, mask_token, ids_restore):
     full = torch.cat([x_visible, mask_tokens], dim=1)        # shuffled order
     return full.gather(1, ids_restore.unsqueeze(-1).expand(-1, -1, D))
 ''',
-))
+)

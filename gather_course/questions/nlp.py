@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import torch
 
 from .._text import fmt_value
 from ._cases import noncontig, randint, randn
-from ._question import Question, register
+from ._question import Question, question
 
 _ARTICLE_LABELS = torch.tensor([[1, 3, 0], [2, 1, 4]])   # 001 section 2
 
 
 def _make(gen: torch.Generator, B: int, L: int, V: int, strided: bool = False,
           dtype: torch.dtype = torch.float32, article: bool = False,
-          ignored: int = 0, ignore_index: int | None = None) -> dict[str, Any]:
+          ignored: int = 0, ignore_index: int | None = None, *,
+          ids_as: str = "ids") -> dict[str, Any]:
+    """``logits`` ``[B, L, V]`` and the ids ``[B, L]`` under the name ``ids_as``."""
     logits = randn(gen, B, L, V, dtype=dtype)
     ids = _ARTICLE_LABELS.clone() if article else randint(gen, V, B, L)
     if ignored:
         flat = ids.view(-1)                      # ignore a few positions, never all
         flat[torch.randperm(B * L, generator=gen)[:ignored]] = ignore_index
-    return {"logits": noncontig(logits) if strided else logits, "ids": ids}
+    return {"logits": noncontig(logits) if strided else logits, ids_as: ids}
 
 
 def _log_prob(row: torch.Tensor, i: int) -> float:
@@ -49,11 +52,6 @@ _TIMING = dict(B=256, L=4096, V=8)
 
 # -- nlp.label_scores ---------------------------------------------------------------
 
-def _make_labels(gen: torch.Generator, **sizes: Any) -> dict[str, Any]:
-    made = _make(gen, **sizes)
-    return {"logits": made["logits"], "labels": made["ids"]}
-
-
 def _spec_labels(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     B, L, T = logits.shape
     out = torch.empty(B, L, dtype=logits.dtype)
@@ -70,13 +68,13 @@ def _formula_labels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
             f"{fmt_value(inp['logits'][b, l, t])}")
 
 
-register(Question(
-    qid="nlp.label_scores", name="label_scores", args=("logits", "labels"),
+question(
+    "nlp.label_scores",
     title="Scores of the gold labels",
     task="`logits` is `[B, L, T]` (a score per tag at each position), `labels` is "
          "`[B, L]` (the gold tag of each position). Return the `[B, L]` scores of the gold "
          "tags: `out[b, l] = logits[b, l, labels[b, l]]`.",
-    spec=_spec_labels, make=_make_labels,
+    spec=_spec_labels, make=partial(_make, ids_as="labels"),
     sizes=_SIZES[:1] + (dict(label="the article's labels", B=2, L=3, V=5, article=True),)
     + _SIZES[1:],
     large_sizes=_LARGE, scaling=_SCALING, formula=_formula_labels, timing=_TIMING,
@@ -94,15 +92,10 @@ register(Question(
 def label_scores(logits, labels):
     return logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)   # [B, L, 1] -> [B, L]
 ''',
-))
+)
 
 
 # -- nlp.token_log_probs ------------------------------------------------------------
-
-def _make_tokens(gen: torch.Generator, **sizes: Any) -> dict[str, Any]:
-    made = _make(gen, **sizes)
-    return {"logits": made["logits"], "input_ids": made["ids"]}
-
 
 def _spec_tokens(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
     B, L, V = logits.shape
@@ -122,13 +115,13 @@ def _formula_tokens(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
             f"logsumexp(logits[{b}, {l}]) = {fmt_value(value)}")
 
 
-register(Question(
-    qid="nlp.token_log_probs", name="token_log_probs", args=("logits", "input_ids"),
+question(
+    "nlp.token_log_probs",
     title="Log-probability of each token",
     task="`logits` is `[B, L, V]`, `input_ids` is `[B, L]`. Return the `[B, L]` "
          "log-probabilities `log_softmax(logits[b, l])[input_ids[b, l]]` (the id at its own "
          "position), as in a `compute_log_probs` method.",
-    spec=_spec_tokens, make=_make_tokens, sizes=_SIZES, large_sizes=_LARGE,
+    spec=_spec_tokens, make=partial(_make, ids_as="input_ids"), sizes=_SIZES, large_sizes=_LARGE,
     timing=_TIMING,
     scaling=_SCALING, formula=_formula_tokens,
     hints=(
@@ -149,7 +142,7 @@ def token_log_probs(logits, input_ids):
     log_probs = F.log_softmax(logits, dim=-1)                     # [B, L, V]
     return log_probs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)
 ''',
-))
+)
 
 
 # -- nlp.causal_lm_log_probs --------------------------------------------------------
@@ -171,12 +164,12 @@ def _formula_causal(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
             f"log_softmax(logits[{b}, {t}])[{i}] = {fmt_value(value)}")
 
 
-register(Question(
-    qid="nlp.causal_lm_log_probs", name="causal_lm_log_probs", args=("logits", "input_ids"),
+question(
+    "nlp.causal_lm_log_probs",
     title="Causal LM: score the next token",
     task="In a causal language model the logits at position `t` predict token `t + 1`. "
          "Return the `[B, L-1]` tensor `out[b, t] = log_softmax(logits[b, t])[input_ids[b, t+1]]`.",
-    spec=_spec_causal, make=_make_tokens,
+    spec=_spec_causal, make=partial(_make, ids_as="input_ids"),
     sizes=(dict(label="random shapes", B=2, L=4, V=6), dict(label="shortest sequence", B=1, L=2, V=3),
            dict(label="vocabulary as long as the sequence", B=3, L=5, V=5),
            dict(label="float64 logits", B=2, L=3, V=7, dtype=torch.float64),
@@ -201,14 +194,14 @@ def causal_lm_log_probs(logits, input_ids):
     targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they predict
     return log_probs.gather(-1, targets).squeeze(-1)
 ''',
-))
+)
 
 
 # -- nlp.masked_nll -----------------------------------------------------------------
 
 def _make_nll(gen: torch.Generator, ignore_index: int = -100, **sizes: Any) -> dict[str, Any]:
-    made = _make(gen, ignore_index=ignore_index, **sizes)
-    return {"logits": made["logits"], "labels": made["ids"], "ignore_index": ignore_index}
+    return {**_make(gen, ignore_index=ignore_index, ids_as="labels", **sizes),
+            "ignore_index": ignore_index}
 
 
 def _spec_nll(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
@@ -232,7 +225,7 @@ def _formula_nll(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
 # Built here, registered by friends.py: the friends assignment grades it, as a review
 # question (a gather plus a padding mask), so it comes last in the course order.
 MASKED_NLL = Question(
-    qid="nlp.masked_nll", name="masked_nll", args=("logits", "labels", "ignore_index"),
+    "nlp.masked_nll",
     title="Masked negative log-likelihood",
     task="`logits` is `[B, L, V]`, `labels` is `[B, L]` where some labels equal "
          "`ignore_index` (padding, default -100). Return the scalar mean negative "
@@ -274,6 +267,6 @@ def masked_nll(logits, labels, ignore_index=-100):
     nll = -log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
     return (nll * keep).sum() / keep.sum()
 ''',
-    forbidden=("nll_loss_forward", "nll_loss", "nll_loss2d_forward", "nll_loss_nd"),
-    forbidden_text="F.cross_entropy or F.nll_loss (that is what the answer is compared with)",
+    forbid=dict.fromkeys(("nll_loss_forward", "nll_loss", "nll_loss2d_forward", "nll_loss_nd"),
+                         "F.cross_entropy or F.nll_loss (that is what the answer is compared with)"),
 )

@@ -8,7 +8,7 @@ import torch
 
 from .._text import fmt_value
 from ._cases import noncontig, randn, row_perms
-from ._question import Question, register
+from ._question import question
 
 
 # -- topk.select_patches ------------------------------------------------------------
@@ -43,8 +43,8 @@ def _formula_select(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
             f"so patches[{b}, {n}, {d}] = {fmt_value(inp['patches'][b, n, d])}")
 
 
-register(Question(
-    qid="topk.select_patches", name="select_patches", args=("patches", "scores", "k"),
+question(
+    "topk.select_patches",
     title="Keep the k best patches",
     task="`patches` is `[B, N, D]`, `scores` is `[B, N]`. Return `[B, k, D]`: for each "
          "sample the `k` patches with the highest scores, highest first, each with all of "
@@ -78,7 +78,7 @@ def select_patches(patches, scores, k):
     idx = torch.topk(scores, k, dim=1).indices               # [B, k], highest first
     return torch.gather(patches, 1, idx.unsqueeze(-1).expand(-1, -1, D))
 ''',
-))
+)
 
 
 # -- topk.scatter_back --------------------------------------------------------------
@@ -108,8 +108,8 @@ def _formula_back(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     return f"out[{b}, {i}, {d}] = 0 because {i} does not appear in indices[{b}]"
 
 
-register(Question(
-    qid="topk.scatter_back", name="scatter_back", args=("selected", "indices", "n"),
+question(
+    "topk.scatter_back",
     title="Put selected patches back",
     task="`selected` is `[B, K, D]`, taken from positions `indices` (`[B, K]`, distinct in "
          "each row) of a `[B, n, D]` sequence. Return the `[B, n, D]` tensor with each "
@@ -141,4 +141,4 @@ def scatter_back(selected, indices, n):
     out = selected.new_zeros(B, n, D)                       # same dtype and device
     return out.scatter(1, indices.unsqueeze(-1).expand(-1, -1, D), selected)
 ''',
-))
+)

@@ -8,7 +8,7 @@ import torch
 
 from .._text import fmt_value
 from ._cases import noncontig, randint, randn
-from ._question import Question, register
+from ._question import question
 
 # 001 section 3: five (y, x) points per image of a [2, 3, 4, 4] feature map
 _ARTICLE_COORDS = torch.tensor([
@@ -49,8 +49,8 @@ def _formula_pixels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
             f"{fmt_value(inp['features'][b, c, y, x])}")
 
 
-register(Question(
-    qid="vision.gather_pixels", name="gather_pixels", args=("features", "coords"),
+question(
+    "vision.gather_pixels",
     title="Read points out of a feature map",
     task="`features` is `[B, C, H, W]`, `coords` is `[B, P, 2]` holding `(y, x)` points. "
          "Return the `[B, C, P]` tensor `out[b, c, p] = features[b, c, y, x]` where "
@@ -86,7 +86,7 @@ def gather_pixels(features, coords):
     index = lin.unsqueeze(1).expand(-1, C, -1)             # [B, C, P]: same point, every channel
     return features.flatten(2).gather(2, index)            # [B, C, H*W] -> [B, C, P]
 ''',
-))
+)
 
 
 # -- vision.select_heads ------------------------------------------------------------
@@ -113,8 +113,8 @@ def _formula_heads(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str
             f"{fmt_value(inp['x'][b, h, l, d])}")
 
 
-register(Question(
-    qid="vision.select_heads", name="select_heads", args=("x", "heads"),
+question(
+    "vision.select_heads",
     title="Pick one attention head per position",
     task="`x` is `[B, H, L, Dh]` (per-head outputs), `heads` is `[B, L]` (which head to "
          "keep at each position). Return `[B, L, Dh]` with `out[b, l] = x[b, heads[b, l], l]`.",
@@ -147,4 +147,4 @@ def select_heads(x, heads):
     index = heads[:, None, :, None].expand(B, 1, L, Dh)    # [B, 1, L, Dh]
     return x.gather(1, index).squeeze(1)                    # [B, 1, L, Dh] -> [B, L, Dh]
 ''',
-))
+)
