@@ -15,11 +15,13 @@ from .device import default_device
 from .diagnose import diagnose
 from .draw import draw_gather, draw_gather_grad
 from .explain import explain
-from .questions import exercise, exercise_ids
+from .questions import CheckResult, Tier, exercise, exercise_ids
 from .reference import gather_reference
 
 __all__ = [
+    "CheckResult",
     "GatherCourseError",
+    "Tier",
     "default_device",
     "diagnose",
     "draw_gather",

@@ -25,9 +25,8 @@ import torch
 from . import _scan
 from .questions import exercise
 from .questions._cases import Case
-from .questions._check import (EXCEPTION, NOT_ATTEMPTED, NOT_VECTORIZED, OPS_GROW, PASSED,
-                               RULES, WRONG_VALUES, CheckResult, Opaque, Outcome, _Failure,
-                               _shapes, judge_case)
+from .questions._check import (OPS_GROW, CheckResult, Opaque, Outcome, Tier, _Failure, _shapes,
+                               judge_case)
 from .questions._question import Question
 from ._sandbox import Worker, WorkerDied
 
@@ -308,7 +307,7 @@ class Referee:
             if q.vectorized:
                 small, big = (_outcome(r).ops or {} for r in results[-2:])
                 if sum(big.values()) > sum(small.values()):
-                    raise _Failure(NOT_VECTORIZED, OPS_GROW, [
+                    raise _Failure(Tier.NOT_VECTORIZED, OPS_GROW, [
                         ("small input", f"{_shapes(scaling[0])}: {sum(small.values())} operations"),
                         ("larger input", f"{_shapes(scaling[1])}: {sum(big.values())} operations")])
                 self._timing(q, sub)
@@ -321,7 +320,7 @@ class Referee:
                             f"({type(exc).__name__}); grade it by hand") from None
         hidden = len(plan.cases) - plan.hidden_from
         labels = list(dict.fromkeys(c.label for c in plan.cases[:plan.hidden_from]))
-        return CheckResult(q.qid, True, PASSED,
+        return CheckResult(q.qid, True, Tier.PASSED,
                            f"All {len(plan.cases)} test cases pass ({', '.join(labels)}"
                            + (f"; and {hidden} hidden cases" if hidden else "") + "; on cpu).")
 
@@ -338,7 +337,7 @@ class Referee:
                    f"its own process: {status})")
         else:
             why = f"the process running it ended early ({status})"
-        raise _Failure(EXCEPTION, f"Your function did not finish: {why}.",
+        raise _Failure(Tier.EXCEPTION, f"Your function did not finish: {why}.",
                        [("case", case.label), ("inputs", _shapes(case))])
 
     def _rules(self, q: Question, sub: Submission, ops: dict[str, int]) -> None:
@@ -351,12 +350,12 @@ class Referee:
         ran = [op for op in q.forbid if ops.get(op)]
         if used or ran:
             what = f"`{used[0].name}` ({used[0].where})" if used else f"`{ran[0]}`"
-            raise _Failure(RULES, f"Your values are right, but this question asks you not to "
+            raise _Failure(Tier.RULES, f"Your values are right, but this question asks you not to "
                            f"use {q.forbidden_text}: your code uses {what}.")
         hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
         if hatches:
             rule = (f"no {q.forbidden_text}" if q.forbid else f"use {q.required_text}")
-            raise _Failure(RULES, f"Your values are right, but this question's rule ({rule}) "
+            raise _Failure(Tier.RULES, f"Your values are right, but this question's rule ({rule}) "
                            "is checked on the code your function can reach (what it calls, and "
                            "every top-level statement of the notebook), which must call torch's "
                            f"functions by their names: your code uses `{hatches[0].name}` "
@@ -364,7 +363,7 @@ class Referee:
                            "other libraries, threads and processes.")
         for op in q.require:    # named in the code (autograd counts) and seen running
             if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
-                raise _Failure(RULES, f"Your values are right, but this question asks you to "
+                raise _Failure(Tier.RULES, f"Your values are right, but this question asks you to "
                                f"use {q.required_text}: your function never ran `{op}`.")
 
     # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------
@@ -387,7 +386,7 @@ class Referee:
             return
         got, last = self._growth(sub.cells, q)
         if got != got:                                          # nan: the run failed
-            raise _Failure(EXCEPTION, "Your function did not finish on a large input "
+            raise _Failure(Tier.EXCEPTION, "Your function did not finish on a large input "
                            f"({_size_text(q.timing)}): it raised an error or ended its "
                            "process.", [])
         key = f"{q.qid}:{q.variant_name}"
@@ -396,7 +395,7 @@ class Referee:
         ref = self._baseline.get(key, 0.0)
         if got == float("inf") or got > max(_TIMING_FACTOR * ref, ref + _TIMING_SLACK):
             shown = "longer than the time limit" if got == float("inf") else f"{got:.2f} s"
-            raise _Failure(NOT_VECTORIZED, "Your values are right, but on a large input your "
+            raise _Failure(Tier.NOT_VECTORIZED, "Your values are right, but on a large input your "
                            "function takes far more CPU time than whole-tensor code, the way a "
                            "Python loop over elements does (also over lists or numpy arrays). "
                            "Replace the loop by whole-tensor operations (gather, indexing).", [
@@ -409,7 +408,7 @@ class Referee:
         """The answer on the large input must be right too, all of it."""
         outcome = _outcome(raw)
         if outcome.error:
-            raise _Failure(EXCEPTION, "Your function raised an error on a large input "
+            raise _Failure(Tier.EXCEPTION, "Your function raised an error on a large input "
                            f"({_size_text(q.timing or {})}): {outcome.error['type']}: "
                            f"{outcome.error['message']}", [])
         expected = _solution_on(q, _TIMING_SEED)
@@ -420,7 +419,7 @@ class Referee:
             ok = ok and type(out) is torch.Tensor and out.shape == exp.shape and bool(
                 torch.isclose(out.double(), exp.double(), rtol=1e-4, atol=1e-5).all())
         if not ok:
-            raise _Failure(WRONG_VALUES, "Your function gives wrong values on a large input "
+            raise _Failure(Tier.WRONG_VALUES, "Your function gives wrong values on a large input "
                            f"({_size_text(q.timing or {})}), although the small cases pass.", [])
 
 

@@ -11,7 +11,7 @@ import itertools
 import torch
 import torch.nn.functional as F
 
-from gather_course.questions import _check as T
+from gather_course import Tier as T
 
 RIGHT: dict[str, list] = {}
 WRONG: dict[str, list] = {}

@@ -15,10 +15,9 @@ import nbformat
 import pytest
 import torch
 
-from gather_course import GatherCourseError, exercise, exercise_ids
+from gather_course import GatherCourseError, Tier, exercise, exercise_ids
 from gather_course._course import course_root, release
 from gather_course.cli import main
-from gather_course.questions import _check
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "solutions").glob("*/*.ipynb"))
@@ -156,7 +155,7 @@ def test_a_tensor_subclass_cannot_fake_equality():
 
     result = exercise("basics.pick_per_row").check(
         lambda x, cols: torch.zeros(cols.shape).as_subclass(Liar))
-    assert not result.passed and result.tier == _check.WRONG_TYPE and "subclass" in result.headline
+    assert not result.passed and result.tier == Tier.WRONG_TYPE and "subclass" in result.headline
 
 
 # ------------------------------------------------------------------ gather-course check

@@ -6,7 +6,7 @@ import torch.nn.functional as F
 
 from answers import RIGHT, WRONG
 from gather_course import GatherCourseError, exercise, exercise_ids
-from gather_course.questions import _check as T
+from gather_course import Tier as T
 
 IDS = exercise_ids()
 FIXED_IDS = [   # in the order of the notebooks (tests/test_course.py checks that order)
@@ -171,3 +171,110 @@ def test_assert_passed_raises_with_the_feedback():
     with pytest.raises(AssertionError, match="Expected `out` of shape"):
         result.assert_passed()
     exercise("basics.pick_per_row").check(own_solution("basics.pick_per_row")).assert_passed()
+
+
+# ---------------------------------------------------------------- the tiers' order
+def _pick_mutates_then_raises(x, cols):
+    x.zero_()
+    raise ValueError("boom")
+
+
+def _pick_mutates_returns_nothing(x, cols):
+    x.zero_()
+
+
+def _pick_wrong_shape_and_dtype(x, cols):
+    return torch.gather(x, 1, cols).unsqueeze(0).double()
+
+
+def _pick_wrong_dtype_and_values(x, cols):
+    return (torch.gather(x, 1, cols) + 1).double()
+
+
+def _loop_wrong_values_with_gather(input, dim, index):
+    return torch.gather(input, dim, index) + 1
+
+
+def _pick_mutates_returns_right(x, cols):
+    out = torch.gather(x, 1, cols)
+    x.zero_()
+    return out
+
+
+# (question, a function with two faults, the earlier tier, the same function with only the
+# later fault): the check reports the earlier tier, so the documented order is the checked one.
+TWO_FAULTS = [
+    ("basics.pick_per_row", _pick_mutates_then_raises, T.EXCEPTION,
+     _pick_mutates_returns_right, T.MUTATED),
+    ("basics.pick_per_row", _pick_mutates_returns_nothing, T.MUTATED,
+     lambda x, c: None, T.WRONG_TYPE),
+    ("basics.pick_per_row", _pick_wrong_shape_and_dtype, T.WRONG_SHAPE,
+     lambda x, c: torch.gather(x, 1, c).double(), T.WRONG_DTYPE),
+    ("basics.pick_per_row", _pick_wrong_dtype_and_values, T.WRONG_DTYPE,
+     lambda x, c: torch.gather(x, 1, c) + 1, T.WRONG_VALUES),
+    ("basics.gather_loop", _loop_wrong_values_with_gather, T.WRONG_VALUES,
+     lambda i, d, x: torch.gather(i, d, x), T.RULES),
+]
+
+
+@pytest.mark.parametrize("qid, both, earlier, later_only, later", TWO_FAULTS,
+                         ids=lambda v: getattr(v, "__name__", None) or str(v))
+def test_a_check_reports_the_earlier_of_two_tiers(qid, both, earlier, later_only, later):
+    tiers = list(T)
+    assert tiers.index(earlier) < tiers.index(later)
+    assert exercise(qid).check(both).tier == earlier
+    assert exercise(qid).check(later_only).tier == later
+
+
+def test_rules_come_before_vectorization():
+    q = exercise("friends.gather_via_take")
+
+    def per_element_gather(input, dim, index):      # right values, a loop, and gather
+        d = dim % input.dim()
+        out = torch.empty(index.shape, dtype=input.dtype)
+        for pos in torch.cartesian_prod(*[torch.arange(s) for s in index.shape]).reshape(
+                -1, index.dim()).tolist():
+            src = list(pos)
+            src[d] = int(index[tuple(pos)])
+            out[tuple(pos)] = torch.gather(input[tuple(src)].reshape(1), 0, torch.tensor([0]))[0]
+        return out
+
+    def per_element_take(input, dim, index):        # the same loop with take: no rule broken
+        d = dim % input.dim()
+        out = torch.empty(index.shape, dtype=input.dtype)
+        for pos in torch.cartesian_prod(*[torch.arange(s) for s in index.shape]).reshape(
+                -1, index.dim()).tolist():
+            src = list(pos)
+            src[d] = int(index[tuple(pos)])
+            out[tuple(pos)] = torch.take(input[tuple(src)].reshape(1), torch.tensor([0]))[0]
+        return out
+
+    assert q.check(per_element_gather).tier == T.RULES
+    assert q.check(per_element_take).tier == T.NOT_VECTORIZED
+
+
+def test_tiers_are_strings_and_public():
+    import gather_course
+
+    assert "Tier" in gather_course.__all__ and "CheckResult" in gather_course.__all__
+    assert T.WRONG_SHAPE == "wrong shape" and f"{T.WRONG_SHAPE}" == "wrong shape"
+    assert list(T)[-1] is T.PASSED
+    assert exercise("basics.pick_per_row").check(lambda x, c: x).tier is T.WRONG_SHAPE
+
+
+# ---------------------------------------------------------------- declaring a question
+def test_a_declaration_takes_its_name_from_the_qid_and_its_arguments_from_the_spec():
+    from gather_course.questions._question import Question
+
+    q = exercise("topk.select_patches")
+    assert (q.name, q.args) == ("select_patches", ("patches", "scores", "k"))
+    fields = dict(title="t", task="t", sizes=(dict(n=2),), large_sizes=(), scaling=((), ()),
+                  hints=("h",), solution_code="")
+
+    def spec(a, b):
+        return a
+
+    ok = Question("demo.ok", spec=spec, make=lambda gen, n: {"a": n, "b": n}, **fields)
+    assert ok.signature == "ok(a, b)" and ok.formula is None and ok.rules
+    with pytest.raises(TypeError, match=r"demo.bad: make\(\) returns the inputs \('a', 'c'\)"):
+        Question("demo.bad", spec=spec, make=lambda gen, n: {"a": n, "c": n}, **fields)

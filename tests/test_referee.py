@@ -21,7 +21,8 @@ from gather_course import exercise, exercise_ids
 from gather_course import _scan
 from gather_course._referee import Plan, Referee, Submission, read_submission
 from gather_course._sandbox import SANDBOX, Worker, isolation
-from gather_course.questions import _check as T
+from gather_course import CheckResult, Tier as T
+from gather_course.questions._check import Opaque   # what the referee sends for values it cannot carry
 
 ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = (ROOT / "tests" / "answers.py").read_text(encoding="utf-8")
@@ -226,12 +227,12 @@ def _limits(referee):
 
 
 def test_nothing_done_in_the_worker_changes_this_process(referee):
-    before = (torch.equal, torch.Tensor.__eq__, T.CheckResult.assert_passed)
+    before = (torch.equal, torch.Tensor.__eq__, CheckResult.assert_passed)
     patch = ("import gather_course.questions._check as C\n"
              "torch.equal = lambda *a, **k: True\nC.CheckResult.__bool__ = lambda s: True\n"
              "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]\n")
     assert not _judge(referee, "basics.pick_per_row", [PICK, patch]).passed
-    assert (torch.equal, torch.Tensor.__eq__, T.CheckResult.assert_passed) == before
+    assert (torch.equal, torch.Tensor.__eq__, CheckResult.assert_passed) == before
 
 
 def test_a_failure_on_a_hidden_case_shows_shapes_and_position_but_no_values(referee):
@@ -260,10 +261,10 @@ def test_what_the_worker_sends_back_cannot_crash_the_referee(referee):
     result = _judge(referee, "basics.pick_per_row", ANSWERS_BASICS + [sparse])
     assert result.passed or result.tier == T.WRONG_TYPE, str(result)     # judged, no crash
     from gather_course._referee import _value
-    assert isinstance(_value(torch.eye(2).to_sparse()), T.Opaque)
+    assert isinstance(_value(torch.eye(2).to_sparse()), Opaque)
     deep: dict = {"sequence": []}
     deep["sequence"].append(deep)
-    assert isinstance(_value(deep), (list, tuple, T.Opaque))             # no recursion error
+    assert isinstance(_value(deep), (list, tuple, Opaque))             # no recursion error
 
 
 def test_nothing_written_in_one_job_is_there_for_the_next(referee):

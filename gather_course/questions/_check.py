@@ -1,8 +1,7 @@
 """Running a learner's function against a question's battery, with tiered feedback.
 
-Tiers, first failure wins: not attempted -> raised an exception -> wrong type ->
-wrong shape -> wrong dtype -> wrong device -> wrong values -> changed its inputs ->
-used a forbidden operation / missed a required one -> not vectorized.
+The tiers, in the order a check looks for them, are :class:`Tier`'s members; the first
+failure wins.
 """
 
 from __future__ import annotations
@@ -11,6 +10,7 @@ import collections
 import os
 import traceback
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable
 
 import torch
@@ -25,17 +25,31 @@ from ._cases import Case
 if TYPE_CHECKING:
     from ._question import Question
 
-PASSED = "passed"
-NOT_ATTEMPTED = "not attempted"
-EXCEPTION = "raised an exception"
-WRONG_TYPE = "wrong type"
-WRONG_SHAPE = "wrong shape"
-WRONG_DTYPE = "wrong dtype"
-WRONG_DEVICE = "wrong device"
-WRONG_VALUES = "wrong values"
-MUTATED = "changed its inputs"
-RULES = "broke the question's rules"
-NOT_VECTORIZED = "not vectorized"
+class Tier(str, Enum):
+    """What a check found. A check looks in this order and reports the first failure.
+
+    For each test case in turn: the function is not attempted yet, raised an exception,
+    changed its inputs, returned the wrong type, shape, dtype, device, or values. Once
+    every case is right: it broke the question's rules, it is not vectorized. Else: passed.
+    A ``Tier`` is also a ``str`` (its value, e.g. ``"wrong shape"``).
+    """
+
+    NOT_ATTEMPTED = "not attempted"
+    EXCEPTION = "raised an exception"
+    MUTATED = "changed its inputs"
+    WRONG_TYPE = "wrong type"
+    WRONG_SHAPE = "wrong shape"
+    WRONG_DTYPE = "wrong dtype"
+    WRONG_DEVICE = "wrong device"
+    WRONG_VALUES = "wrong values"
+    RULES = "broke the question's rules"
+    NOT_VECTORIZED = "not vectorized"
+    PASSED = "passed"
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
 
 OPS_GROW = ("Your values are right, but the number of tensor operations grows with the input "
             "size, which means a Python loop over elements. Replace the loop by whole-tensor "
@@ -53,7 +67,7 @@ class CheckResult:
 
     qid: str
     passed: bool
-    tier: str
+    tier: Tier
     headline: str
     details: list[tuple[str, str]] = field(default_factory=list)
     advice: str = ""
@@ -69,7 +83,7 @@ class CheckResult:
     @property
     def _verdict(self) -> str:
         return ("Correct" if self.passed else
-                "Not attempted yet" if self.tier == NOT_ATTEMPTED else "Incorrect")
+                "Not attempted yet" if self.tier == Tier.NOT_ATTEMPTED else "Incorrect")
 
     def __str__(self) -> str:
         mark = "✅" if self.passed else "❌"
@@ -143,7 +157,7 @@ class _Failure(Exception):
 
     def result(self, q: "Question") -> "CheckResult":
         """The failed CheckResult, with the advice every check and grade gives."""
-        advice = ("" if self.tier == NOT_ATTEMPTED else
+        advice = ("" if self.tier == Tier.NOT_ATTEMPTED else
                   f"Stuck? exercise({q.qid!r}).hint() gives a hint.")
         if self.pair is not None:
             advice += f" `.check({q.name}).draw()` draws the expected values next to yours."
@@ -243,10 +257,10 @@ def _raise_for_error(case: "Case", outcome: Outcome) -> None:
     if error is None:
         return
     if error.get("not_implemented"):
-        raise _Failure(NOT_ATTEMPTED, "Your function still raises NotImplementedError: "
+        raise _Failure(Tier.NOT_ATTEMPTED, "Your function still raises NotImplementedError: "
                        "replace the `raise NotImplementedError()` line with your code.")
     if error.get("type") == "TookTooLong":              # stopped by the grading worker
-        raise _Failure(EXCEPTION, f"Your function did not finish: {error['message']} "
+        raise _Failure(Tier.EXCEPTION, f"Your function did not finish: {error['message']} "
                        "(an endless loop?).", [("case", case.label), ("inputs", _shapes(case))])
     details = [("case", case.label), ("inputs", _shapes(case))]
     if error.get("where"):
@@ -256,7 +270,7 @@ def _raise_for_error(case: "Case", outcome: Outcome) -> None:
         details += [("your call", gather[0]), ("broken rule", gather[1]), ("fix", gather[2])]
     message = error["message"].rstrip()
     message += "" if message.endswith((".", "!", "?", ")")) or not message else "."
-    raise _Failure(EXCEPTION, f"Your function raised {error['type']}"
+    raise _Failure(Tier.EXCEPTION, f"Your function raised {error['type']}"
                    + (f": {message}" if message else "."), details)
 
 
@@ -284,7 +298,7 @@ def _compare(q: "Question", case: "Case", expected: Any, got: Any) -> None:
         expected, got_items = (expected,), (got,)
     else:
         if not isinstance(got, (tuple, list)) or len(got) != len(names):
-            raise _Failure(WRONG_TYPE, f"Expected a tuple of {len(names)} tensors "
+            raise _Failure(Tier.WRONG_TYPE, f"Expected a tuple of {len(names)} tensors "
                            f"({', '.join(names)}), got {type_name(got)}.",
                            [("case", case.label), ("inputs", _shapes(case))])
         got_items = tuple(got)
@@ -297,31 +311,31 @@ def _compare_one(q: "Question", case: "Case", which: int, name: str,
     base = [("case", case.label), ("inputs", _shapes(case))]
     if isinstance(out, Opaque):
         if out.subclass:
-            raise _Failure(WRONG_TYPE, f"Expected `{name}` to be a plain torch.Tensor, got "
+            raise _Failure(Tier.WRONG_TYPE, f"Expected `{name}` to be a plain torch.Tensor, got "
                            f"{out.text}. Return an ordinary tensor.", base)
-        raise _Failure(WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {out.text}.", base)
+        raise _Failure(Tier.WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {out.text}.", base)
     if not isinstance(out, torch.Tensor):
         tip = " Did you forget `return`?" if out is None else ""
-        raise _Failure(WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {type_name(out)}.{tip}",
+        raise _Failure(Tier.WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {type_name(out)}.{tip}",
                        base)
     if type(out) is not torch.Tensor:      # a subclass could override == and fake the values
-        raise _Failure(WRONG_TYPE, f"Expected `{name}` to be a plain torch.Tensor, got the subclass "
+        raise _Failure(Tier.WRONG_TYPE, f"Expected `{name}` to be a plain torch.Tensor, got the subclass "
                        f"{type(out).__name__}. Return an ordinary tensor.", base)
     if out.shape != exp.shape:
-        raise _Failure(WRONG_SHAPE, f"Expected `{name}` of shape {list(exp.shape)}, got "
+        raise _Failure(Tier.WRONG_SHAPE, f"Expected `{name}` of shape {list(exp.shape)}, got "
                        f"{list(out.shape)}.{_shape_tip(exp.shape, out.shape)}", base)
     allowed = q.dtypes.get(name, (exp.dtype,))
     if out.dtype not in allowed:
         want = " or ".join(str(d).replace("torch.", "") for d in allowed)
-        raise _Failure(WRONG_DTYPE, f"Expected `{name}` of dtype {want}, got "
+        raise _Failure(Tier.WRONG_DTYPE, f"Expected `{name}` of dtype {want}, got "
                        f"{str(out.dtype).replace('torch.', '')}.", base)
     if out.device != exp.device:
-        raise _Failure(WRONG_DEVICE, f"Expected `{name}` on {exp.device} like the inputs, "
+        raise _Failure(Tier.WRONG_DEVICE, f"Expected `{name}` on {exp.device} like the inputs, "
                        f"got {out.device}. Create new tensors with device=... of an input.", base)
     if q.verify is not None:
         problem = q.verify(case.inputs, out)
         if problem:
-            raise _Failure(WRONG_VALUES, problem[0], base + problem[1])
+            raise _Failure(Tier.WRONG_VALUES, problem[0], base + problem[1])
         return
     e, o = exp.detach().cpu(), out.detach().cpu().to(exp.dtype)   # dtype already accepted
     if e.is_floating_point() or e.is_complex():
@@ -338,7 +352,7 @@ def _compare_one(q: "Question", case: "Case", which: int, name: str,
         ("expected", fmt_value(e[pos])), ("got", fmt_value(o[pos])),
     ] + ([("formula", q.formula(case.inputs, which, pos))] if q.formula else [])
     details += _traced(case, name, e, o, bad)
-    raise _Failure(WRONG_VALUES, f"{count} of the {total} values of `{name}` are wrong.",
+    raise _Failure(Tier.WRONG_VALUES, f"{count} of the {total} values of `{name}` are wrong.",
                    details, pair=(name, e, o))
 
 
@@ -429,7 +443,7 @@ def _check_inputs_unchanged(case: "Case", after: dict[str, Any]) -> None:
         if isinstance(value, torch.Tensor) and not (
                 type(now) is torch.Tensor and now.shape == value.shape
                 and now.dtype == value.dtype and torch.equal(value.cpu(), now.cpu())):
-            raise _Failure(MUTATED, f"Your function changed its input `{name}` in place. "
+            raise _Failure(Tier.MUTATED, f"Your function changed its input `{name}` in place. "
                            "Work on new tensors (e.g. use scatter instead of scatter_, or "
                            "clone first): the caller's data must stay as it was.",
                            [("case", case.label), ("inputs", _shapes(case))])
@@ -442,11 +456,11 @@ def _check_rules(q: "Question", fn: Callable, case: "Case") -> None:
         _call(fn, case)
     used = [op for op in q.forbid if counter.ops.get(op)]
     if used:
-        raise _Failure(RULES, f"Your values are right, but this question asks you not to use "
+        raise _Failure(Tier.RULES, f"Your values are right, but this question asks you not to use "
                        f"{q.forbidden_text}: your function ran `{used[0]}`.")
     missing = [op for op in q.require if not counter.ops.get(op)]
     if missing:
-        raise _Failure(RULES, f"Your values are right, but this question asks you to use "
+        raise _Failure(Tier.RULES, f"Your values are right, but this question asks you to use "
                        f"{q.required_text}: your function never ran `{missing[0]}`.")
 
 
@@ -462,7 +476,7 @@ def _check_vectorized(q: "Question", fn: Callable, gen: torch.Generator) -> None
     small, big = (q.build(gen, sizes) for sizes in q.scaling)
     n_small, n_big = _count_ops(fn, small), _count_ops(fn, big)
     if n_big > n_small:
-        raise _Failure(NOT_VECTORIZED, OPS_GROW,
+        raise _Failure(Tier.NOT_VECTORIZED, OPS_GROW,
                        [("small input", f"{_shapes(small)}: {n_small} operations"),
                         ("larger input", f"{_shapes(big)}: {n_big} operations")])
 
@@ -494,6 +508,6 @@ def run_check(q: "Question", fn: Any, seed: int, large: bool) -> CheckResult:
         return failure.result(q)
     devices = sorted({str(c.device) for c in cases})
     labels = list(dict.fromkeys(c.label for c in cases))
-    return CheckResult(q.qid, True, PASSED,
+    return CheckResult(q.qid, True, Tier.PASSED,
                        f"All {len(cases)} test cases pass ({', '.join(labels)}; "
                        f"on {', '.join(devices)}).")
