@@ -77,6 +77,28 @@ def test_exercise_ids_follow_the_notebooks():
         in_notebooks += [qid_of(c) for c, m in cells if m.get("grade")]
     assert exercise_ids() == in_notebooks
 
+
+def _code_lines(code: str) -> list[str]:
+    """A solution's lines without nbgrader's markers, imports and blank lines."""
+    return [line.rstrip() for line in code.splitlines()
+            if line.strip() and "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line
+            and not line.startswith(("import ", "from "))]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
+def test_each_solution_cell_is_the_banks_solution(path):
+    """A solution is written in the bank (``.solution()``, class variants) and in the nbgrader
+    source; the two must say the same thing, line for line (imports live in the setup cell)."""
+    _, cells = _cells(path)
+    for i, (cell, meta) in enumerate(cells):
+        if not meta.get("grade"):
+            continue
+        answer = next(c for c, m in reversed(cells[:i]) if m.get("solution"))
+        bank = exercise(qid_of(cell)).solution_code
+        assert _code_lines(answer.source) == _code_lines(bank), (
+            f"{path.name}: the answer cell before the test of {qid_of(cell)} differs from "
+            f"exercise({qid_of(cell)!r}).solution_code; change both together")
+
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
 def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
     nb, cells = _cells(path)
