@@ -1,7 +1,5 @@
-import os
-import sys
+"""Test-wide set-up: pictures are drawn without a display."""
 
 import matplotlib
 
 matplotlib.use("Agg")
-sys.path.insert(0, os.path.dirname(__file__))       # for tests/answers.py

@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_BROWSER") == "1"
 SHOTS = Path(os.environ.get("GATHER_COURSE_SCREENSHOTS") or ROOT / "artifacts" / "browser")
 BROWSERS = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]

@@ -11,10 +11,9 @@ from pathlib import Path
 import nbformat
 import yaml
 from nbval.plugin import get_sanitize_patterns
+from tests.helpers import ROOT, readme_command
 
-from test_project import readme_command
 
-ROOT = Path(__file__).resolve().parents[1]
 WORKFLOWS = ROOT / ".github" / "workflows"
 
 

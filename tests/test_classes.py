@@ -19,8 +19,8 @@ from gather_course._referee import Referee, graded_cells
 from gather_course._sandbox import Worker
 from gather_course._similar import normalise, similar
 from gather_course.cli import execute_notebook
+from tests.helpers import ROOT, cli
 
-ROOT = Path(__file__).resolve().parents[1]
 SEED = 2026
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 
@@ -148,8 +148,6 @@ def test_similar_lists_copies_and_published_solutions(tmp_path):
 
 
 def test_the_cli_wants_a_seed_and_a_folder_together(tmp_path):
-    from gather_course.cli import main
-
-    assert main(["release", "--course", str(ROOT), "--class-seed", "3"]) == 2
-    assert main(["release", "--course", str(ROOT), "--to", str(tmp_path / "x")]) == 2
+    assert cli("release", "--course", str(ROOT), "--class-seed", "3").returncode == 2
+    assert cli("release", "--course", str(ROOT), "--to", str(tmp_path / "x")).returncode == 2
     assert not (tmp_path / "x").exists()

@@ -18,8 +18,8 @@ import torch
 from gather_course import GatherCourseError, Tier, exercise, exercise_ids
 from gather_course._course import course_root, release
 from gather_course.cli import main
+from tests.helpers import ROOT, cli
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCES = sorted((ROOT / "solutions").glob("*/*.ipynb"))
 
 
@@ -31,19 +31,6 @@ def _cells(path: Path):
 def qid_of(test_cell) -> str:
     """The question id a test cell checks: ``exercise("basics.pick_per_row").check(...)``."""
     return test_cell.source.split('exercise("', 1)[1].split('"', 1)[0]
-
-
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    """``gather-course ARGS`` run from the course root, in this process (kernels are apart)."""
-    out, err = io.StringIO(), io.StringIO()
-    cwd = os.getcwd()
-    os.chdir(ROOT)
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = main(list(args))
-    finally:
-        os.chdir(cwd)
-    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 # ------------------------------------------------------------------ the source notebooks
@@ -164,7 +151,7 @@ def test_student_notebooks_say_how_to_work_and_hide_solutions_and_hidden_tests(p
 def test_release_refuses_a_folder_that_is_not_the_course(tmp_path):
     with pytest.raises(GatherCourseError, match="not the course root"):
         course_root(tmp_path)
-    done = _cli("release", "--course", str(tmp_path))
+    done = cli("release", "--course", str(tmp_path))
     assert done.returncode == 2 and "not the course root" in done.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -182,13 +169,13 @@ def test_a_tensor_subclass_cannot_fake_equality():
 
 # ------------------------------------------------------------------ gather-course check
 def test_check_passes_a_solution_and_fails_an_untouched_notebook(tmp_path):
-    done = _cli("check", str(SOURCES[0]))
+    done = cli("check", str(SOURCES[0]))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "every question passes" in done.stdout
     student = tmp_path / "basics.ipynb"
     shutil.copy2(ROOT / "exercises" / "basics" / "basics.ipynb", student)
     before = student.read_bytes()
-    done = _cli("check", str(student))
+    done = cli("check", str(student))
     assert done.returncode == 1
     assert done.stdout.count("Not attempted yet") == 3 and "0/8 points" in done.stdout
     assert student.read_bytes() == before and list(tmp_path.iterdir()) == [student]
@@ -211,7 +198,7 @@ def test_check_explains_wrong_answers_edited_and_deleted_tests_and_endless_loops
     nb["cells"] = cells
     student = tmp_path / "mine.ipynb"
     student.write_text(json.dumps(nb))
-    done = _cli("check", str(student), "--timeout", "5")
+    done = cli("check", str(student), "--timeout", "5")
     assert done.returncode == 1
     out = done.stdout
     assert "pick_per_row" in out and "This test cell was edited" in out
@@ -221,27 +208,27 @@ def test_check_explains_wrong_answers_edited_and_deleted_tests_and_endless_loops
 
 def test_check_refuses_what_is_not_a_course_notebook(tmp_path):
     lecture = sorted((ROOT / "notebooks").glob("*.ipynb"))[0]
-    done = _cli("check", str(lecture))
+    done = cli("check", str(lecture))
     assert done.returncode == 2 and "not one of the course's exercise notebooks" in done.stderr
-    done = _cli("check", str(tmp_path / "missing.ipynb"))
+    done = cli("check", str(tmp_path / "missing.ipynb"))
     assert done.returncode == 2 and "missing.ipynb' is not found." in done.stderr
-    done = _cli("check", str(tmp_path / "notes.txt"))
+    done = cli("check", str(tmp_path / "notes.txt"))
     assert done.returncode == 2 and "expected a notebook file" in done.stderr
     broken = tmp_path / "broken.ipynb"
     broken.write_text("{")
-    done = _cli("check", str(broken))
+    done = cli("check", str(broken))
     assert done.returncode == 2 and "not a readable notebook" in done.stderr
 
 
 def test_grade_refuses_an_unknown_assignment_a_protected_csv_and_an_empty_class():
     had_gradebook = (ROOT / "gradebook.db").exists()
-    done = _cli("grade", "nosuch")
+    done = cli("grade", "nosuch")
     assert done.returncode == 2 and "unknown assignment 'nosuch'" in done.stderr
     assert "basics" in done.stderr
-    done = _cli("grade", "basics", "--csv", "exercises/scores.csv")
+    done = cli("grade", "basics", "--csv", "exercises/scores.csv")
     assert done.returncode == 2 and "must not be written into exercises/" in done.stderr
     assert not (ROOT / "exercises" / "scores.csv").exists()
-    done = _cli("grade", "basics")
+    done = cli("grade", "basics")
     assert done.returncode == 2 and "no submissions of 'basics'" in done.stderr
     assert (ROOT / "gradebook.db").exists() == had_gradebook
 
@@ -257,10 +244,10 @@ def test_execute_stores_outputs_only_and_checks_every_path_first(tmp_path):
     nbformat.write(nb, good)
     good.chmod(0o640)
     before = good.read_bytes()
-    done = _cli("execute", str(good), str(tmp_path / "missing.ipynb"))
+    done = cli("execute", str(good), str(tmp_path / "missing.ipynb"))
     assert done.returncode == 2 and "missing.ipynb' is not found" in done.stderr
     assert good.read_bytes() == before                       # nothing ran: a path was bad
-    assert _cli("execute", str(good)).returncode == 0
+    assert cli("execute", str(good)).returncode == 0
     out = nbformat.read(good, 4).cells[0]
     assert out.source == nb.cells[0].source and out.execution_count == 1
     assert out.outputs[0]["data"]["text/plain"] == "'cpu'"   # run on the CPU
@@ -279,6 +266,6 @@ def test_check_passes_honest_noise_and_notes_the_cells_grading_would_not_run(tmp
                         "source": "%timeit 1", "outputs": [], "execution_count": None})
     student = tmp_path / "noisy.ipynb"
     student.write_text(json.dumps(nb))
-    done = _cli("check", str(student))
+    done = cli("check", str(student))
     assert "passed  pick_per_row" in done.stdout and "2/8 points" in done.stdout, done.stdout
     assert "note" in done.stdout and "%timeit" in done.stdout and "IPython syntax" in done.stdout

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from gather_course import diagnose
-from test_reference import outcome, random_call
+from tests.helpers import outcome, random_call
 
 
 def test_verdict_agrees_with_torch_on_randomized_battery():

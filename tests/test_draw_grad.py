@@ -6,7 +6,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from gather_course import GatherCourseError, draw_gather_grad
-from test_pictures import text_problems
+from tests.helpers import text_problems
 
 G = torch.tensor([[1., 2., 3.], [4., 5., 6.]])
 I = torch.tensor([[0, 0, 3], [2, 1, 2]])          # input[0][0] and input[1][2] read twice

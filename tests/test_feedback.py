@@ -15,8 +15,8 @@ from nbclient import NotebookClient
 
 from gather_course import GatherCourseError, exercise
 from gather_course._course import check_notebook
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PICK = exercise("basics.pick_per_row")
 
 

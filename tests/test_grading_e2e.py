@@ -24,13 +24,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from answers import WRONG
+from tests.answers import WRONG
 from gather_course import exercise
 from gather_course._course import assignments, nbgrader_api
 from gather_course._referee import graded_cells
 from gather_course._sandbox import SANDBOX, isolation
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ASSIGNMENTS = assignments(ROOT)
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 CALL_TIMEOUT = 2

@@ -17,8 +17,8 @@ import pytest
 import torch
 from packaging.requirements import Requirement
 from packaging.version import Version
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 LECTURES = {name: ROOT / "notebooks" / f"{name}.ipynb"
             for name in ("01_basic_formula", "02_nlp_label_scores")}
 INT32_RELEASE = "2.8.0"          # the first torch whose gather takes int32 indices (lecture 01)

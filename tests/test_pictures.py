@@ -23,8 +23,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from gather_course import draw_gather
+from tests.helpers import ROOT, text_problems
 
-ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 
 # (notebook name, cell id) pairs whose picture may repeat one stored elsewhere: none so far.
@@ -89,30 +89,6 @@ def test_no_lecture_stores_a_picture_twice(path):
 
 
 # -- text inside its axes, readable, not overlapping ------------------------------------------
-
-def text_problems(fig: Figure, min_pt: float = 9.0) -> list[str]:
-    """Texts of ``fig`` that leave their axes, are smaller than ``min_pt`` or overlap."""
-    canvas = FigureCanvasAgg(fig)
-    canvas.draw()
-    renderer = canvas.get_renderer()
-    problems = []
-    for ax in fig.axes:
-        frame = ax.get_window_extent(renderer)
-        texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
-        boxes = [t.get_window_extent(renderer) for t in texts]
-        for t, box in zip(texts, boxes):
-            if t.get_fontsize() < min_pt:
-                problems.append(f"{t.get_text()!r} is {t.get_fontsize()} pt")
-            if (box.x0 < frame.x0 - 0.5 or box.x1 > frame.x1 + 0.5
-                    or box.y0 < frame.y0 - 0.5 or box.y1 > frame.y1 + 0.5):
-                problems.append(f"{t.get_text()!r} leaves the axes")
-        for (t1, b1), (t2, b2) in itertools.combinations(zip(texts, boxes), 2):
-            overlap_x = min(b1.x1, b2.x1) - max(b1.x0, b2.x0)
-            overlap_y = min(b1.y1, b2.y1) - max(b1.y0, b2.y0)
-            if overlap_x > 0.5 and overlap_y > 0.5:
-                problems.append(f"{t1.get_text()!r} overlaps {t2.get_text()!r}")
-    return problems
-
 
 def test_the_text_check_catches_overlap_small_text_and_text_outside():
     fig = Figure(figsize=(3, 2))

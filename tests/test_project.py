@@ -10,8 +10,8 @@ import yaml
 from packaging.requirements import Requirement
 
 import gather_course
+from tests.helpers import ROOT, readme_command
 
-ROOT = Path(__file__).resolve().parents[1]
 CONDA_TO_PIP = {"pytorch": "torch"}
 
 
@@ -37,13 +37,6 @@ def conda_deps():
 def test_environment_yml_and_pyproject_declare_the_same_packages():
     assert conda_deps() == pyproject_deps()
     assert {"jupyterlab", "torch", "nbgrader", "matplotlib", "nbval"} <= set(pyproject_deps())
-
-
-def readme_command(heading):
-    text = (ROOT / "README.md").read_text()
-    block = re.search(rf"<!-- {heading} -->\s*```(?:bash)?\n(.+?)\n```", text, re.S)
-    assert block, f"README has no '<!-- {heading} -->' command block"
-    return block.group(1).strip()
 
 
 def test_ci_runs_the_readme_commands_verbatim():

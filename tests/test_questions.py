@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from answers import RIGHT, WRONG
+from tests.answers import RIGHT, WRONG
 from gather_course import GatherCourseError, exercise, exercise_ids
 from gather_course import Tier as T
 

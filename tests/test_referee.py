@@ -16,15 +16,16 @@ import pytest
 import torch
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from answers import RIGHT, WRONG
+from tests import answers
+from tests.answers import RIGHT, WRONG
 from gather_course import exercise, exercise_ids
 from gather_course import _scan
 from gather_course._referee import Plan, Referee, Submission, read_submission
 from gather_course._sandbox import SANDBOX, Worker, isolation
 from gather_course import CheckResult, Tier as T
 from gather_course.questions._check import Opaque   # what the referee sends for values it cannot carry
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 ANSWERS = (ROOT / "tests" / "answers.py").read_text(encoding="utf-8")
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 REQUIRE_SANDBOX = os.environ.get("GATHER_COURSE_REQUIRE_SANDBOX", "") not in ("", "0")
@@ -65,7 +66,7 @@ def test_other_correct_answers_pass(referee, qid, name):
 def test_typical_wrong_answers_fail_at_their_tier(referee, qid, name, tier):
     result = _judge(referee, qid, [ANSWERS, f"{exercise(qid).name} = {name}\n"], secret=None)
     assert not result.passed and result.tier == tier, str(result)
-    local = exercise(qid).check(getattr(__import__("answers"), name))
+    local = exercise(qid).check(getattr(answers, name))
     assert result.tier == local.tier       # what check() says in the notebook, and in words
     if tier != T.RULES:                    # (the referee names the line that breaks a rule)
         assert str(result) == str(local)

@@ -6,35 +6,8 @@ import pytest
 import torch
 
 from gather_course import GatherCourseError, gather_reference
+from tests.helpers import DTYPES, outcome, random_call
 
-DTYPES = [torch.int64, torch.int32, torch.int16, torch.uint8, torch.float32, torch.bool]
-
-
-def random_call(rng: random.Random):
-    nd = rng.randint(0, 3)
-    shape = [rng.randint(0, 3) for _ in range(nd)]
-    input = torch.randn(shape) if rng.random() < 0.7 else torch.randint(0, 9, shape)
-    eff = max(nd, 1)
-    dim = rng.randint(-eff - 1, eff) if rng.random() < 0.15 else rng.randint(-eff, eff - 1)
-    ind = nd if rng.random() < 0.8 else max(0, nd + rng.choice([-1, 1]))
-    ishape = []
-    for k in range(ind):
-        base = shape[k] if k < nd else 1
-        ishape.append(max(0, base + rng.choice([-1, 0, 0, 0, 1, 2])))
-    high = (shape[dim % eff] if nd and -eff <= dim < eff else 1)
-    dtype = rng.choice(DTYPES) if rng.random() < 0.2 else torch.int64
-    lo = -1 if rng.random() < 0.1 else 0
-    hi = high + (1 if rng.random() < 0.1 else 0)
-    values = torch.randint(lo, max(hi, lo + 1), ishape)
-    index = values.to(dtype) if dtype != torch.bool else values > 0
-    return input, dim, index
-
-
-def outcome(fn, *args):
-    try:
-        return True, fn(*args)
-    except (RuntimeError, IndexError, TypeError, GatherCourseError):
-        return False, None
 
 
 def test_randomized_battery_agrees_with_torch():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from answers import RIGHT
+from tests.answers import RIGHT
 from gather_course import GatherCourseError, exercise, exercise_ids
 from gather_course.questions._question import CLASS_ENV
 

@@ -15,15 +15,13 @@ import pytest
 from gather_course import GatherCourseError, exercise
 from gather_course._workcopy import (LEARNER_CONFIG, MARKER, course_files, lab_command,
                                      make_working_copy)
-from gather_course.cli import main
+from tests.helpers import ROOT, cli
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _start(tmp_path: Path, capsys, *args: str) -> tuple[int, str]:
-    code = main(["start", *args, "--no-lab"])
-    out = capsys.readouterr()
-    return code, out.out + out.err
+    run = cli("start", *args, "--no-lab", cwd=Path.cwd())
+    return run.returncode, run.stdout + run.stderr
 
 
 def test_start_copies_the_lectures_and_exercises_and_never_overwrites(tmp_path, capsys):
@@ -105,7 +103,7 @@ def test_learner_settings_switch_off_nbgrader_screens_that_exist():
         __import__(module)
 
 
-def test_progress_shows_what_passes_in_the_working_copy(tmp_path, capsys):
+def test_progress_shows_what_passes_in_the_working_copy(tmp_path):
     work = make_working_copy(tmp_path / "work").folder
     for other in (work / "exercises").iterdir():                 # one assignment keeps it short
         if other.name != "basics":
@@ -118,36 +116,35 @@ def test_progress_shows_what_passes_in_the_working_copy(tmp_path, capsys):
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "reverse_index":
             cell.source = "def reverse_index(input, output, dim):\n    return output\n"
     nbformat.write(nb, path)
-    assert main(["progress", str(work)]) == 0
-    out = capsys.readouterr().out
+    run = cli("progress", str(work))
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
     assert "basics   1 of 3 questions pass" in out
     assert "✓ pick_per_row" in out and "· gather_loop              not attempted" in out
     assert "✗ reverse_index            failing" in out
     assert "1 of 3 questions pass." in out
 
 
-def test_progress_refuses_a_folder_that_is_not_a_working_copy(tmp_path, capsys):
-    assert main(["progress", str(tmp_path)]) == 2
-    assert "is not a working copy" in capsys.readouterr().err
+def test_progress_refuses_a_folder_that_is_not_a_working_copy(tmp_path):
+    run = cli("progress", str(tmp_path))
+    assert run.returncode == 2 and "is not a working copy" in run.stderr
 
 
-def test_check_says_a_missing_notebook_is_not_found(tmp_path, capsys, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    assert main(["check", "missing.ipynb"]) == 2
-    assert "'missing.ipynb' is not found" in capsys.readouterr().err
+def test_check_says_a_missing_notebook_is_not_found(tmp_path):
+    run = cli("check", "missing.ipynb", cwd=tmp_path)
+    assert run.returncode == 2 and "'missing.ipynb' is not found" in run.stderr
 
 
-def test_help_has_no_rst_markup(capsys):
-    with pytest.raises(SystemExit):
-        main(["--help"])
-    text = capsys.readouterr().out
+def test_help_has_no_rst_markup():
+    run = cli("--help")
+    assert run.returncode == 0
+    text = run.stdout
     assert "``" not in text and "start [DIR]" in text and "progress" in text
 
 
-def test_options_after_double_dash_are_only_for_start(capsys):
-    with pytest.raises(SystemExit):
-        main(["check", "x.ipynb", "--", "--port", "1"])
-    assert "only `start` takes options after --" in capsys.readouterr().err
+def test_options_after_double_dash_are_only_for_start():
+    run = cli("check", "x.ipynb", "--", "--port", "1")
+    assert run.returncode == 2 and "only `start` takes options after --" in run.stderr
 
 
 def test_working_copy_errors_are_the_course_error(tmp_path):

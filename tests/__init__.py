@@ -1,0 +1,1 @@
+"""The test suite (a package, so that tests import tests/helpers.py and tests/answers.py by name)."""

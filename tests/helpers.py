@@ -1,0 +1,104 @@
+"""What several test files share: the repository root, the README's commands, the CLI
+runner, a random gather call, and the text check of pictures. Test files import from here,
+never from each other."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import itertools
+import os
+import random
+import re
+import subprocess
+from pathlib import Path
+
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from gather_course import GatherCourseError
+from gather_course.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+DTYPES = [torch.int64, torch.int32, torch.int16, torch.uint8, torch.float32, torch.bool]
+
+
+def readme_command(heading: str) -> str:
+    """The command block under ``<!-- heading -->`` in the README."""
+    text = (ROOT / "README.md").read_text()
+    block = re.search(rf"<!-- {heading} -->\s*```(?:bash)?\n(.+?)\n```", text, re.S)
+    assert block, f"README has no '<!-- {heading} -->' command block"
+    return block.group(1).strip()
+
+
+def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    """``gather-course ARGS`` run in this process from ``cwd`` (default: the course root).
+
+    The one way the tests run the CLI: exit code, stdout and stderr, as a subprocess would
+    give them, without a new interpreter (notebook kernels run apart anyway). The grading
+    round trip (test_grading_e2e.py) alone runs the real command in a new process.
+    """
+    out, err = io.StringIO(), io.StringIO()
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = main(list(args))
+    except SystemExit as exit:                   # argparse: --help, a usage error
+        code = exit.code if isinstance(exit.code, int) else 1
+    finally:
+        os.chdir(before)
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+
+def random_call(rng: random.Random):
+    nd = rng.randint(0, 3)
+    shape = [rng.randint(0, 3) for _ in range(nd)]
+    input = torch.randn(shape) if rng.random() < 0.7 else torch.randint(0, 9, shape)
+    eff = max(nd, 1)
+    dim = rng.randint(-eff - 1, eff) if rng.random() < 0.15 else rng.randint(-eff, eff - 1)
+    ind = nd if rng.random() < 0.8 else max(0, nd + rng.choice([-1, 1]))
+    ishape = []
+    for k in range(ind):
+        base = shape[k] if k < nd else 1
+        ishape.append(max(0, base + rng.choice([-1, 0, 0, 0, 1, 2])))
+    high = (shape[dim % eff] if nd and -eff <= dim < eff else 1)
+    dtype = rng.choice(DTYPES) if rng.random() < 0.2 else torch.int64
+    lo = -1 if rng.random() < 0.1 else 0
+    hi = high + (1 if rng.random() < 0.1 else 0)
+    values = torch.randint(lo, max(hi, lo + 1), ishape)
+    index = values.to(dtype) if dtype != torch.bool else values > 0
+    return input, dim, index
+
+
+def outcome(fn, *args):
+    try:
+        return True, fn(*args)
+    except (RuntimeError, IndexError, TypeError, GatherCourseError):
+        return False, None
+
+
+def text_problems(fig: Figure, min_pt: float = 9.0) -> list[str]:
+    """Texts of ``fig`` that leave their axes, are smaller than ``min_pt`` or overlap."""
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    problems = []
+    for ax in fig.axes:
+        frame = ax.get_window_extent(renderer)
+        texts = [t for t in ax.texts if t.get_visible() and t.get_text().strip()]
+        boxes = [t.get_window_extent(renderer) for t in texts]
+        for t, box in zip(texts, boxes):
+            if t.get_fontsize() < min_pt:
+                problems.append(f"{t.get_text()!r} is {t.get_fontsize()} pt")
+            if (box.x0 < frame.x0 - 0.5 or box.x1 > frame.x1 + 0.5
+                    or box.y0 < frame.y0 - 0.5 or box.y1 > frame.y1 + 0.5):
+                problems.append(f"{t.get_text()!r} leaves the axes")
+        for (t1, b1), (t2, b2) in itertools.combinations(zip(texts, boxes), 2):
+            overlap_x = min(b1.x1, b2.x1) - max(b1.x0, b2.x0)
+            overlap_y = min(b1.y1, b2.y1) - max(b1.y0, b2.y0)
+            if overlap_x > 0.5 and overlap_y > 0.5:
+                problems.append(f"{t1.get_text()!r} overlaps {t2.get_text()!r}")
+    return problems
