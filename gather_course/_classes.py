@@ -83,8 +83,8 @@ def release_class(root: Path, seed: int, target: Path, execute: bool = True) -> 
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise GatherCourseError(f"--class-seed must be a whole number >= 0, got {seed!r}.")
     target = Path(target).resolve()
-    if target == root.resolve() or root.resolve() in target.parents and \
-            target.relative_to(root.resolve()).parts[0] in (SOURCE, RELEASE):
+    if target == root.resolve() or (root.resolve() in target.parents and \
+            target.relative_to(root.resolve()).parts[0] in (SOURCE, RELEASE)):
         raise GatherCourseError(f"the class release must go to its own folder, not {target}.")
     if target.exists() and any(target.iterdir()) and not (target / CLASS_FILE).is_file():
         raise GatherCourseError(f"{target} is not empty and holds no class release "

@@ -17,18 +17,27 @@ from __future__ import annotations
 import io
 import re
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
 from . import _scan
+from ._sandbox import Worker, WorkerDied
 from .questions import exercise
 from .questions._cases import Case
-from .questions._check import (OPS_GROW, CheckResult, Opaque, Outcome, Tier, _Failure, _shapes,
-                               judge_case)
+from .questions._check import (
+    OPS_GROW,
+    CheckResult,
+    Opaque,
+    Outcome,
+    Tier,
+    _Failure,
+    _shapes,
+    judge_case,
+)
 from .questions._question import Question
-from ._sandbox import Worker, WorkerDied
 
 # Names in learner source that stand for an aten op a question forbids or requires.
 SOURCE_NAMES = {   # forbidden ops; required ones are in REQUIRED_NAMES below
@@ -218,7 +227,7 @@ class Plan:
     hidden_from: int
 
     @classmethod
-    def make(cls, qid: str, secret: int | None) -> "Plan":
+    def make(cls, qid: str, secret: int | None) -> Plan:
         """``qid`` may name a class variant (``qid:variant``, as :func:`graded_cells` gives)."""
         qid, _, variant = qid.partition(":")
         q = exercise(qid, variant or "public")

@@ -32,7 +32,7 @@ class Problem:
     fix: str
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def source_position(pos: tuple[int, ...], dim: int, index: torch.Tensor) -> tuple[int, ...]:
     """Where gather reads ``out[pos]``: ``pos`` with coordinate ``dim`` replaced by ``index[pos]``.
 

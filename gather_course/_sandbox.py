@@ -17,9 +17,10 @@ import subprocess
 import sys
 import sysconfig
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ._errors import GatherCourseError
 from ._worker import read_frame, write_frame

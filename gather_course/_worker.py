@@ -359,7 +359,7 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         linecache.cache[name] = (len(source), None, source.splitlines(True), name)
         try:
             signal.setitimer(signal.ITIMER_REAL, limit)
-            exec(compile(source, name, "exec"), namespace)
+            exec(compile(source, name, "exec"), namespace)  # noqa: S102 - running the learner's cells, in the sandbox, is this worker's job
             cells.append(None)
         except BaseException as exc:  # noqa: BLE001 - a cell's error is reported, not fatal
             cells.append(_describe(exc))
@@ -420,7 +420,7 @@ def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
     except BaseException as exc:  # noqa: BLE001 - any error in learner code is feedback
         raised = _describe(exc)
         if isinstance(exc, Exception) and not isinstance(exc, NotImplementedError):
-            from gather_course.diagnose import _gather_failure     # (imported by the zygote)
+            from gather_course.diagnose import _gather_failure  # (imported by the zygote)
 
             raised["gather"] = _gather_failure(fn, inputs)        # which gather rule, if any
         return {"raised": raised}

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._rules import Problem, check_call
 from ._text import fmt_shape
 
-__all__ = ["diagnose", "Diagnosis"]
+__all__ = ["Diagnosis", "diagnose"]
 
 
 @dataclass(frozen=True)

@@ -190,7 +190,7 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
         label_x = arrow_x - 0.2 - small_h / 2
         left = -(label_x - small_h / 2)
     x = 0.0
-    for prev, panel in zip(panels, panels[1:]):
+    for prev, panel in itertools.pairwise(panels):
         _, right = prev.extents(unit)
         x += prev.size[2] + max(_GAP_PT / unit, right + 0.6 + panel.extents(unit)[0])
         panel.x0 = x

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -11,7 +12,7 @@ from ._errors import GatherCourseError
 from ._rules import effective_ndim, ensure_valid, source_position
 from ._text import fmt_pos, fmt_value, type_name
 
-__all__ = ["explain", "Explanation"]
+__all__ = ["Explanation", "explain"]
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,9 @@ import os
 import random
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -22,6 +24,14 @@ from gather_course.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 DTYPES = [torch.int64, torch.int32, torch.int16, torch.uint8, torch.float32, torch.bool]
+
+
+def solution_fn(question: Any) -> Callable[..., Any]:
+    """The question's reference solution (``.solution_code``, text) as a function."""
+    namespace: dict[str, Any] = {}
+    exec("import itertools\nimport torch\nimport torch.nn.functional as F\n"  # noqa: S102 - the bank's own solution text
+         + question.solution_code, namespace)
+    return namespace[question.name]
 
 
 def readme_command(heading: str) -> str:

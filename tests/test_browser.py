@@ -23,13 +23,14 @@ import socket
 import subprocess
 import sys
 import time
-import tomllib
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import tomllib
 import yaml
+
 from tests.helpers import ROOT
 
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_BROWSER") == "1"

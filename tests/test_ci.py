@@ -6,13 +6,12 @@ import re
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import nbformat
 import yaml
 from nbval.plugin import get_sanitize_patterns
-from tests.helpers import ROOT, readme_command
 
+from tests.helpers import ROOT, readme_command
 
 WORKFLOWS = ROOT / ".github" / "workflows"
 

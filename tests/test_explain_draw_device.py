@@ -58,7 +58,7 @@ def test_draw_returns_figure_and_ties_output_colours_to_input():
     rects = cells(ax)
     assert len(rects) == 6 + 4 + 4                      # input, index, output cells
     inp, idx, out = rects[:6], rects[6:10], rects[10:]
-    colour = lambda r: tuple(r.get_facecolor())         # noqa: E731
+    colour = lambda r: tuple(r.get_facecolor())
     # out[r][c] reads input[r][I[r][c]]: same colour; index cell too
     for k, (r, c) in enumerate([(0, 0), (0, 1), (1, 0), (1, 1)]):
         src = r * 3 + int(I[r, c])

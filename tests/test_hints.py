@@ -77,7 +77,7 @@ def pasted_answer(q, run: list[str]):
     source = f"def answer({', '.join(q.args)}):\n" + "".join(f"    {s}\n" for s in body)
     namespace = {"torch": torch, "F": F, "itertools": itertools}
     try:
-        exec(source, namespace)
+        exec(source, namespace)  # noqa: S102 - a hint's code is run to show it does not answer
     except SyntaxError:
         return None
     return namespace["answer"]
@@ -91,7 +91,7 @@ def answers_a_case(q, fn) -> bool:
         try:
             got = fn(*(case.inputs[a].clone() if isinstance(case.inputs[a], torch.Tensor)
                        else case.inputs[a] for a in q.args))
-        except Exception:
+        except Exception:  # noqa: BLE001 - any error means the hint's code is no answer
             return False
         if not same(got, want):
             return False

@@ -9,14 +9,14 @@ that article 003's three parts are always named, and that no output is a long du
 from __future__ import annotations
 
 import re
-import tomllib
-from pathlib import Path
 
 import nbformat
 import pytest
+import tomllib
 import torch
 from packaging.requirements import Requirement
 from packaging.version import Version
+
 from tests.helpers import ROOT
 
 LECTURES = {name: ROOT / "notebooks" / f"{name}.ipynb"

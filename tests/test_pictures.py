@@ -13,13 +13,10 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import itertools
-from pathlib import Path
 
 import nbformat
 import pytest
 import torch
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from gather_course import draw_gather

@@ -2,10 +2,9 @@
 
 import ast
 import re
-import tomllib
-from pathlib import Path
 
 import nbformat
+import tomllib
 import yaml
 from packaging.requirements import Requirement
 

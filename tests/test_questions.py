@@ -2,11 +2,11 @@
 
 import pytest
 import torch
-import torch.nn.functional as F
 
-from tests.answers import RIGHT, WRONG
 from gather_course import GatherCourseError, exercise, exercise_ids
 from gather_course import Tier as T
+from tests.answers import RIGHT, WRONG
+from tests.helpers import solution_fn
 
 IDS = exercise_ids()
 FIXED_IDS = [   # in the order of the notebooks (tests/test_course.py checks that order)
@@ -18,10 +18,7 @@ FIXED_IDS = [   # in the order of the notebooks (tests/test_course.py checks tha
 
 
 def own_solution(qid):
-    q = exercise(qid)
-    namespace = {"torch": torch, "F": F}
-    exec(q.solution_code, namespace)          # the solution is text; run it apart from us
-    return namespace[q.name]
+    return solution_fn(exercise(qid))
 
 
 def test_ids_and_signatures_are_the_fixed_ones():
@@ -127,7 +124,7 @@ def test_check_is_deterministic_and_seed_changes_the_battery():
     shapes = {}
     for seed in (0, 0, 1):
         got = []
-        exercise("basics.pick_per_row").check(lambda x, c: got.append(x.sum()) or x.gather(1, c),
+        exercise("basics.pick_per_row").check(lambda x, c, got=got: got.append(x.sum()) or x.gather(1, c),
                                               seed=seed)
         shapes.setdefault(seed, []).append(torch.stack(got))
     assert torch.equal(shapes[0][0], shapes[0][1])
@@ -153,7 +150,7 @@ def test_every_question_has_two_or_more_hints(qid):
 
 
 def test_unknown_id_and_bad_fn():
-    with pytest.raises(GatherCourseError, match="Did you mean 'basics.pick_per_row'"):
+    with pytest.raises(GatherCourseError, match=r"Did you mean 'basics\.pick_per_row'"):
         exercise("basics.pick_per_rows")
     with pytest.raises(GatherCourseError, match="question id"):
         exercise(3)

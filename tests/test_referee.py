@@ -9,21 +9,21 @@ from __future__ import annotations
 
 import os
 import textwrap
-from pathlib import Path
 
 import nbformat
 import pytest
 import torch
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
-from tests import answers
-from tests.answers import RIGHT, WRONG
-from gather_course import exercise, exercise_ids
-from gather_course import _scan
+from gather_course import CheckResult, _scan, exercise, exercise_ids
+from gather_course import Tier as T
 from gather_course._referee import Plan, Referee, Submission, read_submission
 from gather_course._sandbox import SANDBOX, Worker, isolation
-from gather_course import CheckResult, Tier as T
-from gather_course.questions._check import Opaque   # what the referee sends for values it cannot carry
+from gather_course.questions._check import (
+    Opaque,  # what the referee sends for values it cannot carry
+)
+from tests import answers
+from tests.answers import RIGHT, WRONG
 from tests.helpers import ROOT
 
 ANSWERS = (ROOT / "tests" / "answers.py").read_text(encoding="utf-8")

@@ -6,8 +6,7 @@ import pytest
 import torch
 
 from gather_course import GatherCourseError, gather_reference
-from tests.helpers import DTYPES, outcome, random_call
-
+from tests.helpers import outcome, random_call
 
 
 def test_randomized_battery_agrees_with_torch():

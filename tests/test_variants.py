@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tests.answers import RIGHT
 from gather_course import GatherCourseError, exercise, exercise_ids
 from gather_course.questions._question import CLASS_ENV
+from tests.answers import RIGHT
+from tests.helpers import solution_fn
 
-IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 WITH_VARIANTS = [q for q in exercise_ids() if exercise(q).variants]
 PAIRS = [(q, v.name) for q in WITH_VARIANTS for v in exercise(q).variants]
-
-
-def solution_of(question):
-    namespace: dict = {}
-    exec(IMPORTS + question.solution_code, namespace)
-    return namespace[question.name]
 
 
 def test_most_questions_have_a_variant_and_the_others_say_why():
@@ -40,9 +34,9 @@ def test_every_edit_of_the_text_applies(qid, name):
 @pytest.mark.parametrize("seed, large", [(0, False), (7, True)])
 def test_the_variant_solution_passes_and_the_public_one_fails(qid, name, seed, large):
     q, public = exercise(qid, name), exercise(qid)
-    assert q.check(solution_of(q), seed=seed, large=large).passed
-    assert not q.check(solution_of(public), seed=seed, large=large).passed
-    assert not public.check(solution_of(q), seed=seed, large=large).passed
+    assert q.check(solution_fn(q), seed=seed, large=large).passed
+    assert not q.check(solution_fn(public), seed=seed, large=large).passed
+    assert not public.check(solution_fn(q), seed=seed, large=large).passed
     for fn in RIGHT.get(qid, []):              # other public answers fail the variant too
         assert not q.check(fn, seed=seed).passed, fn.__name__
 
@@ -73,4 +67,4 @@ def test_in_a_class_hints_and_solutions_refuse(monkeypatch):
     for call in (q.solution, q.hint, exercise("nlp.masked_nll", "vocab_first").solution):
         with pytest.raises(GatherCourseError, match="turned off in this class"):
             call()
-    assert q.check(solution_of(q)).passed          # checking still works
+    assert q.check(solution_fn(q)).passed          # checking still works

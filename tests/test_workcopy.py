@@ -5,18 +5,22 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import shutil
+import sys
 from pathlib import Path
 
 import nbformat
 import pytest
 
 from gather_course import GatherCourseError, exercise
-from gather_course._workcopy import (LEARNER_CONFIG, MARKER, course_files, lab_command,
-                                     make_working_copy)
+from gather_course._workcopy import (
+    LEARNER_CONFIG,
+    MARKER,
+    course_files,
+    lab_command,
+    make_working_copy,
+)
 from tests.helpers import ROOT, cli
-
 
 
 def _start(tmp_path: Path, capsys, *args: str) -> tuple[int, str]:

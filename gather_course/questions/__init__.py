@@ -2,7 +2,12 @@
 
 from ._check import CheckResult, Tier
 from ._question import Question, exercise, exercise_ids
-from . import basics, nlp, vision, topk, mae, friends  # noqa: F401  (registers, in course order)
-from . import _variants  # noqa: F401  (adds each question's class variants)
+
+# isort: off
+# Importing a topic module registers its questions: this order is the course's order, and the
+# variants come last because they extend registered questions.
+from . import basics, nlp, vision, topk, mae, friends  # noqa: F401 - imported to register
+from . import _variants  # noqa: F401 - imported to add each question's class variants
+# isort: on
 
 __all__ = ["CheckResult", "Question", "Tier", "exercise", "exercise_ids"]

@@ -20,7 +20,7 @@ class Case:
         return next((v.device for v in self.inputs.values() if isinstance(v, torch.Tensor)),
                     torch.device("cpu"))
 
-    def on(self, device: torch.device) -> "Case":
+    def on(self, device: torch.device) -> Case:
         moved = {k: v.to(device) if isinstance(v, torch.Tensor) else v
                  for k, v in self.inputs.items()}
         return Case(f"{self.label}, on {device.type}", moved)

@@ -9,9 +9,10 @@ from __future__ import annotations
 import collections
 import os
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -119,7 +120,7 @@ class CheckResult:
         name, expected, got = self._pair
         return _draw_expected_vs_got(name, expected, got, ax=ax)
 
-    def assert_passed(self) -> "CheckResult":
+    def assert_passed(self) -> CheckResult:
         """Raise ``AssertionError`` with the full feedback unless the check passed.
 
         Returns the result itself, so a test cell ending with it shows the verdict. In
@@ -155,7 +156,7 @@ class _Failure(Exception):
         self.tier, self.headline, self.details = tier, headline, details or []
         self.pair = pair          # (name, expected, got) of wrong values, for draw()
 
-    def result(self, q: "Question") -> "CheckResult":
+    def result(self, q: Question) -> CheckResult:
         """The failed CheckResult, with the advice every check and grade gives."""
         advice = ("" if self.tier == Tier.NOT_ATTEMPTED else
                   f"Stuck? exercise({q.qid!r}).hint() gives a hint.")
@@ -199,7 +200,7 @@ def _to(value: Any, device: torch.device) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def _shapes(case: "Case") -> str:
+def _shapes(case: Case) -> str:
     return ", ".join(f"{k}: {fmt_shape(v) if isinstance(v, torch.Tensor) else repr(v)}"
                      for k, v in case.inputs.items())
 
@@ -242,7 +243,7 @@ def _describe(exc: BaseException) -> dict[str, Any]:
             "where": _learner_line(exc), "not_implemented": isinstance(exc, NotImplementedError)}
 
 
-def _outcome(fn: Callable, case: "Case") -> Outcome:
+def _outcome(fn: Callable, case: Case) -> Outcome:
     try:
         return Outcome(value=fn(*case.inputs.values()))
     except Exception as exc:  # noqa: BLE001 - any error in learner code is feedback
@@ -252,7 +253,7 @@ def _outcome(fn: Callable, case: "Case") -> Outcome:
         return Outcome(error=error)
 
 
-def _raise_for_error(case: "Case", outcome: Outcome) -> None:
+def _raise_for_error(case: Case, outcome: Outcome) -> None:
     error = outcome.error
     if error is None:
         return
@@ -274,13 +275,13 @@ def _raise_for_error(case: "Case", outcome: Outcome) -> None:
                    + (f": {message}" if message else "."), details)
 
 
-def _call(fn: Callable, case: "Case") -> Any:
+def _call(fn: Callable, case: Case) -> Any:
     outcome = _outcome(fn, case)
     _raise_for_error(case, outcome)
     return outcome.value
 
 
-def judge_case(q: "Question", case: "Case", outcome: Outcome) -> None:
+def judge_case(q: Question, case: Case, outcome: Outcome) -> None:
     """Raise the first failure of one case's outcome: error, changed inputs, type, shape..."""
     cpu_inputs = {k: _to(_clone(v), torch.device("cpu")) for k, v in case.inputs.items()}
     expected = q.spec(*cpu_inputs.values())
@@ -292,7 +293,7 @@ def judge_case(q: "Question", case: "Case", outcome: Outcome) -> None:
     _compare(q, case, expected, outcome.value)
 
 
-def _compare(q: "Question", case: "Case", expected: Any, got: Any) -> None:
+def _compare(q: Question, case: Case, expected: Any, got: Any) -> None:
     names = q.outputs
     if len(names) == 1:
         expected, got_items = (expected,), (got,)
@@ -306,7 +307,7 @@ def _compare(q: "Question", case: "Case", expected: Any, got: Any) -> None:
         _compare_one(q, case, which, name, exp, out)
 
 
-def _compare_one(q: "Question", case: "Case", which: int, name: str,
+def _compare_one(q: Question, case: Case, which: int, name: str,
                  exp: torch.Tensor, out: Any) -> None:
     base = [("case", case.label), ("inputs", _shapes(case))]
     if isinstance(out, Opaque):
@@ -356,7 +357,7 @@ def _compare_one(q: "Question", case: "Case", which: int, name: str,
                    details, pair=(name, e, o))
 
 
-def _traced(case: "Case", name: str, e: torch.Tensor, o: torch.Tensor,
+def _traced(case: Case, name: str, e: torch.Tensor, o: torch.Tensor,
             bad: torch.Tensor) -> list[tuple[str, str]]:
     """Where the wrong values came from: a shift of the whole output, or the input elements
     that the first wrong value and its expected value were copied from."""
@@ -437,7 +438,7 @@ def _shape_tip(want: torch.Size, got: torch.Size) -> str:
     return ""
 
 
-def _check_inputs_unchanged(case: "Case", after: dict[str, Any]) -> None:
+def _check_inputs_unchanged(case: Case, after: dict[str, Any]) -> None:
     for name, value in case.inputs.items():
         now = after.get(name)
         if isinstance(value, torch.Tensor) and not (
@@ -449,7 +450,7 @@ def _check_inputs_unchanged(case: "Case", after: dict[str, Any]) -> None:
                            [("case", case.label), ("inputs", _shapes(case))])
 
 
-def _check_rules(q: "Question", fn: Callable, case: "Case") -> None:
+def _check_rules(q: Question, fn: Callable, case: Case) -> None:
     if not (q.forbid or q.require):
         return
     with _OpCounter() as counter:
@@ -464,13 +465,13 @@ def _check_rules(q: "Question", fn: Callable, case: "Case") -> None:
                        f"{q.required_text}: your function never ran `{missing[0]}`.")
 
 
-def _count_ops(fn: Callable, case: "Case") -> int:
+def _count_ops(fn: Callable, case: Case) -> int:
     with _OpCounter() as counter:
         _call(fn, case)
     return sum(counter.ops.values())
 
 
-def _check_vectorized(q: "Question", fn: Callable, gen: torch.Generator) -> None:
+def _check_vectorized(q: Question, fn: Callable, gen: torch.Generator) -> None:
     if not q.vectorized:
         return
     small, big = (q.build(gen, sizes) for sizes in q.scaling)
@@ -481,7 +482,7 @@ def _check_vectorized(q: "Question", fn: Callable, gen: torch.Generator) -> None
                         ("larger input", f"{_shapes(big)}: {n_big} operations")])
 
 
-def run_check(q: "Question", fn: Any, seed: int, large: bool) -> CheckResult:
+def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
     if not callable(fn):
         hint = (" It looks like you passed the result of calling your function; pass the "
                 "function itself, without parentheses." if isinstance(fn, (torch.Tensor, tuple))

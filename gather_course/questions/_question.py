@@ -6,8 +6,9 @@ import difflib
 import inspect
 import os
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -41,7 +42,7 @@ class Variant:
     summary: str
     inputs: Callable[[dict[str, Any]], dict[str, Any]]
     to_public: Callable[[dict[str, Any]], dict[str, Any]]
-    from_public: Callable[[Any], Any] = lambda out: out  # noqa: E731 - the answer as it is
+    from_public: Callable[[Any], Any] = lambda out: out
     edits: tuple[tuple[str, str], ...] = ()
     args: tuple[str, ...] = ()
 
@@ -109,7 +110,7 @@ class Question:
     def required_text(self) -> str:
         return _either(self.require)
 
-    def variant(self, name: str) -> "Question":
+    def variant(self, name: str) -> Question:
         """This question as the class variant ``name`` (``"public"``: itself).
 
         >>> exercise("basics.pick_per_row").variant("columns").signature

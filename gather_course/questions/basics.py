@@ -14,7 +14,6 @@ from ..reference import gather_reference
 from ._cases import at, distinct, gather_inputs, noncontig, randint, randn
 from ._question import question
 
-
 # -- basics.pick_per_row ------------------------------------------------------------
 
 def _make_pick(gen: torch.Generator, R: int, C: int, K: int, strided: bool = False,

@@ -11,10 +11,9 @@ from .._rules import source_position
 from .._text import fmt_value
 from ..explain import explain
 from ..reference import gather_reference
-from ._cases import at, gather_inputs, noncontig, randint, randn
+from ._cases import at, gather_inputs, randint, randn
 from ._question import question, register
 from .nlp import MASKED_NLL
-
 
 # -- friends.gather_backward --------------------------------------------------------
 

@@ -10,7 +10,6 @@ from .._text import fmt_value
 from ._cases import noncontig, randn, row_perms
 from ._question import question
 
-
 # -- topk.select_patches ------------------------------------------------------------
 
 def _make_select(gen: torch.Generator, B: int, N: int, D: int, k: int,
