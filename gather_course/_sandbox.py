@@ -234,6 +234,7 @@ class Worker:
         self._proc.wait()
         for stream in (self._proc.stdin, self._proc.stdout):
             try:
-                stream.close()  # type: ignore[union-attr]
+                if stream is not None:
+                    stream.close()
             except OSError:
                 pass

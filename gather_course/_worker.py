@@ -269,7 +269,7 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
-    import gather_course.questions  # noqa: F401  (warm: the notebooks import it)
+    import gather_course.questions  # noqa: F401 - warm: the notebooks import it
     from gather_course.questions._check import _OpCounter
 
     with _OpCounter():                                       # torch's one-time set-up, paid here
@@ -437,7 +437,7 @@ def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
 def _type_name(obj: Any) -> str:
     try:
         text = repr(obj)
-    except Exception:  # noqa: BLE001
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still named
         text = "?"
     text = text if len(text) <= 40 else text[:37] + "..."
     return f"{type(obj).__name__} {text}"

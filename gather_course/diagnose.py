@@ -104,7 +104,7 @@ class _GatherWitness(TorchDispatchMode):
     def _should_skip_dynamo(cls) -> bool:    # no dynamo import (about 1 s); never compiled
         return False
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         try:
             return func(*args, **(kwargs or {}))
         except Exception:

@@ -40,8 +40,8 @@ _HATCHES = ["", "///", "xx"]
 
 def _lighten(hex_colour: str, amount: float = 0.35) -> tuple[float, float, float]:
     """``#rrggbb`` mixed with white (``amount`` 0: the colour itself, 1: white)."""
-    rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-    return tuple(c + (1 - c) * amount for c in rgb)  # type: ignore[return-value]
+    r, g, b = (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    return r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount
 
 
 def _style(k: int) -> tuple[tuple[float, float, float], str]:
@@ -239,8 +239,7 @@ _GRAD_PT = (10, 9)       # font sizes: values and titles, then everything else
 def _grad_colour(k: int, white: float) -> tuple[float, float, float]:
     """Hue ``k`` mixed with white (``white`` 0: the hue itself, 1: white)."""
     h = _GRAD_HUES[k % len(_GRAD_HUES)]
-    rgb = [int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)]
-    return tuple(c + (1 - c) * white for c in rgb)  # type: ignore[return-value]
+    return _lighten(h, white)
 
 
 def _grad_text_pt(text: str, size: float, bold: bool = False) -> float:

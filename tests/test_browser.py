@@ -117,7 +117,7 @@ def _settings(config: Path) -> None:
 @pytest.fixture(scope="module")
 def chromium_path() -> str:
     try:
-        import playwright.sync_api  # noqa: F401
+        import playwright.sync_api  # noqa: F401 - only whether it imports
     except ImportError:
         _missing("Playwright is not installed")
     path = find_browser()

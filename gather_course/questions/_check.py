@@ -180,7 +180,7 @@ class _OpCounter(TorchDispatchMode):
         # never compiled (the rules forbid torch.compile and jit), so the wrapper is not needed.
         return False
 
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):  # type: ignore[override]
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         self.ops[func.overloadpacket.__name__.rstrip("_")] += 1
         return func(*args, **(kwargs or {}))
 
