@@ -45,6 +45,20 @@ def test_ci_runs_the_readme_commands_verbatim():
     assert "pip install" in readme_command("setup")
 
 
+def test_notebooks_use_public_names_only():
+    """Lectures, solutions and exercises (every edition) import the package's public names."""
+    private = re.compile(r"\bgather_course(?:\.\w+)*\._\w|\bfrom \.|\b_check\b|\b_grading\b")
+    offenders = []
+    paths = [p for top in ("notebooks", "solutions", "exercises", "zh")
+             for p in sorted((ROOT / top).glob("**/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
+    assert len(paths) >= 18
+    for path in paths:
+        for i, cell in enumerate(nbformat.read(path, 4).cells):
+            if cell.cell_type == "code" and private.search(cell.source):
+                offenders.append(f"{path.relative_to(ROOT)} cell {i}: {private.search(cell.source)[0]}")
+    assert not offenders, offenders
+
+
 def test_public_api_is_small_and_explicit():
     assert 5 <= len(gather_course.__all__) <= 12
     assert all(hasattr(gather_course, name) for name in gather_course.__all__)
