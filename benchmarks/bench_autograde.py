@@ -39,8 +39,11 @@ def _course(tmp: Path, assignment: str, students: int) -> Path:
         shutil.copytree(ROOT / folder, root / folder)
     shutil.copy2(ROOT / "nbgrader_config.py", root)
     source = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
-    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
-               if c.metadata.get("nbgrader", {}).get("solution")}
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in source.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
     for k in range(students):
         nb = nbformat.read(ROOT / "exercises" / assignment / f"{assignment}.ipynb", 4)
         for cell in nb.cells:
@@ -84,19 +87,33 @@ def main() -> None:
         stock = _timed(["nbgrader", "autograde", args.assignment, "--force"], stock_root)
         stock_ok = _full_marks(stock_root, args.assignment, args.students)
         ours_root = _course(Path(b), args.assignment, args.students)
-        ours = _timed([sys.executable, "-m", "gather_course.cli", "grade", args.assignment,
-                       "--jobs", str(args.jobs)], ours_root)
+        ours = _timed(
+            [
+                sys.executable,
+                "-m",
+                "gather_course.cli",
+                "grade",
+                args.assignment,
+                "--jobs",
+                str(args.jobs),
+            ],
+            ours_root,
+        )
         ours_ok = _full_marks(ours_root, args.assignment, args.students)
         with open(ours_root / f"grades-{args.assignment}.csv", newline="") as f:
             rows = list(csv.DictReader(f))
     n = args.students
-    print(f"machine: {machine('cpu')}; {args.students} submissions of {args.assignment}, "
-          f"--jobs {args.jobs}")
+    print(
+        f"machine: {machine('cpu')}; {args.students} submissions of {args.assignment}, "
+        f"--jobs {args.jobs}"
+    )
     print("| grader | whole class (s) | per submission (s) | ratio to stock | all full marks |")
     print("|---|---|---|---|---|")
     print(f"| stock nbgrader autograde | {stock:.1f} | {stock / n:.2f} | 1.00 | {stock_ok} |")
-    print(f"| gather-course grade | {ours:.1f} | {ours / n:.2f} | {ours / stock:.2f} | "
-          f"{ours_ok and all(r['status'] == 'graded' for r in rows)} |")
+    print(
+        f"| gather-course grade | {ours:.1f} | {ours / n:.2f} | {ours / stock:.2f} | "
+        f"{ours_ok and all(r['status'] == 'graded' for r in rows)} |"
+    )
 
 
 if __name__ == "__main__":

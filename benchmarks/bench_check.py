@@ -49,8 +49,10 @@ def main() -> None:
         print(f"{qid:28s} {first * 1000:9.1f}ms {med * 1000:7.1f}ms")
     worst = max(r[2] for r in rows)
     print(f"slowest median: {worst * 1000:.1f} ms (goal: under 500 ms)")
-    print(f"first check of a fresh kernel ({rows[0][0]}): {rows[0][1] * 1000:.0f} ms, against "
-          f"{rows[0][2] * 1000:.1f} ms later: {rows[0][1] / rows[0][2]:.1f}x (goal: under 300 ms)")
+    print(
+        f"first check of a fresh kernel ({rows[0][0]}): {rows[0][1] * 1000:.0f} ms, against "
+        f"{rows[0][2] * 1000:.1f} ms later: {rows[0][1] / rows[0][2]:.1f}x (goal: under 300 ms)"
+    )
 
 
 if __name__ == "__main__":

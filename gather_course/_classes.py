@@ -29,7 +29,7 @@ def _answer_cell(q: Question) -> str:
     lines = q.solution_code.strip("\n").splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"def {q.name}("))
     prelude = "\n".join(lines[:start]).strip()
-    body = "\n".join(["    ### BEGIN SOLUTION", *lines[start + 1:], "    ### END SOLUTION"])
+    body = "\n".join(["    ### BEGIN SOLUTION", *lines[start + 1 :], "    ### END SOLUTION"])
     return (prelude + "\n\n" if prelude else "") + lines[start] + "\n" + body
 
 
@@ -37,8 +37,13 @@ def _task_cell(source: str, public: Question, q: Question) -> str:
     """The public task cell with the variant's signature, task, rules and no hint line."""
     text = source.replace(public.title, q.title).replace(public.signature, q.signature)
     text = text.replace(public.task, q.task)
-    return re.sub(r"\n\nStuck\? .*$", "\n\nHints and solutions are off for graded questions "
-                  "in this class: the test cell below checks your function.", text, flags=re.S)
+    return re.sub(
+        r"\n\nStuck\? .*$",
+        "\n\nHints and solutions are off for graded questions "
+        "in this class: the test cell below checks your function.",
+        text,
+        flags=re.S,
+    )
 
 
 def _class_notebook(nb: Any, seed: int) -> tuple[Any, dict[str, str]]:
@@ -50,8 +55,9 @@ def _class_notebook(nb: Any, seed: int) -> tuple[Any, dict[str, str]]:
         chosen[qid] = name
         q = exercise(qid, name)
         cells[gid].source = cells[gid].source.replace(
-            f'exercise("{qid}")', f'exercise("{qid}", "{name}")' if name != "public" else
-            f'exercise("{qid}")')
+            f'exercise("{qid}")',
+            f'exercise("{qid}", "{name}")' if name != "public" else f'exercise("{qid}")',
+        )
         answer = cells.get(public.name)
         if answer is not None:
             answer.source = _answer_cell(q)
@@ -60,10 +66,11 @@ def _class_notebook(nb: Any, seed: int) -> tuple[Any, dict[str, str]]:
             task.source = _task_cell(task.source, public, q)
         intro = cells.get("intro")
         if intro is not None:
-            intro.source = intro.source.replace(f"`{public.signature}` | {public.title} |",
-                                                f"`{q.signature}` | {q.title} |")
+            intro.source = intro.source.replace(
+                f"`{public.signature}` | {public.title} |", f"`{q.signature}` | {q.title} |"
+            )
     nb.metadata.setdefault("gather_course", {})["variants"] = chosen
-    for cell in nb.cells:                                # executed afresh by the release
+    for cell in nb.cells:  # executed afresh by the release
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return nb, chosen
@@ -83,17 +90,21 @@ def release_class(root: Path, seed: int, target: Path, execute: bool = True) -> 
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise GatherCourseError(f"--class-seed must be a whole number >= 0, got {seed!r}.")
     target = Path(target).resolve()
-    if target == root.resolve() or (root.resolve() in target.parents and \
-            target.relative_to(root.resolve()).parts[0] in (SOURCE, RELEASE)):
+    if target == root.resolve() or (
+        root.resolve() in target.parents
+        and target.relative_to(root.resolve()).parts[0] in (SOURCE, RELEASE)
+    ):
         raise GatherCourseError(f"the class release must go to its own folder, not {target}.")
     if target.exists() and any(target.iterdir()) and not (target / CLASS_FILE).is_file():
-        raise GatherCourseError(f"{target} is not empty and holds no class release "
-                                f"({CLASS_FILE}); choose an empty or new folder.")
+        raise GatherCourseError(
+            f"{target} is not empty and holds no class release "
+            f"({CLASS_FILE}); choose an empty or new folder."
+        )
     target.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(target / SOURCE, ignore_errors=True)
     (target / SOURCE).mkdir()
     shutil.copy2(root / "nbgrader_config.py", target / "nbgrader_config.py")
-    for extra in (root / SOURCE).glob("*.ipynb"):         # the header nbgrader adds
+    for extra in (root / SOURCE).glob("*.ipynb"):  # the header nbgrader adds
         shutil.copy2(extra, target / SOURCE / extra.name)
     variants: dict[str, dict[str, str]] = {}
     written = []

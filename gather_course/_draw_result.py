@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 from ._errors import GatherCourseError
 from ._text import fmt_value
 
-_MAX_CELLS = 12          # per side: bigger outputs are not readable as a grid
+_MAX_CELLS = 12  # per side: bigger outputs are not readable as a grid
 _WRONG, _RIGHT = "#f4b6b6", "#e8f1e4"
 
 
@@ -22,8 +22,9 @@ def _slice_2d(t: torch.Tensor, first_bad: tuple[int, ...]) -> tuple[torch.Tensor
     return t[lead], f"[{', '.join(map(str, lead))}, :, :]"
 
 
-def _draw_expected_vs_got(name: str, expected: torch.Tensor, got: torch.Tensor,
-                          ax: Any = None) -> Figure:
+def _draw_expected_vs_got(
+    name: str, expected: torch.Tensor, got: torch.Tensor, ax: Any = None
+) -> Figure:
     """Two grids, expected and yours, of the slice with the first wrong value.
 
     >>> _draw_expected_vs_got("out", torch.eye(2), torch.ones(2, 2))   # doctest: +SKIP
@@ -40,7 +41,8 @@ def _draw_expected_vs_got(name: str, expected: torch.Tensor, got: torch.Tensor,
     if rows > _MAX_CELLS or cols > _MAX_CELLS:
         raise GatherCourseError(
             f"{name}{where} is {rows}x{cols}, too big to draw as a grid (at most "
-            f"{_MAX_CELLS}x{_MAX_CELLS}); read the first wrong element in the check's message.")
+            f"{_MAX_CELLS}x{_MAX_CELLS}); read the first wrong element in the check's message."
+        )
     if ax is None:
         fig = Figure(figsize=(1.2 + 2 * 0.95 * cols, 1.0 + 0.5 * rows), layout="constrained")
         axes = fig.subplots(1, 2)
@@ -54,8 +56,15 @@ def _draw_expected_vs_got(name: str, expected: torch.Tensor, got: torch.Tensor,
             for c in range(cols):
                 bad = bool(w2[r, c])
                 a.add_patch(_cell(c, r, _WRONG if bad else _RIGHT))
-                a.text(c + 0.5, r + 0.5, fmt_value(values[r, c]), ha="center", va="center",
-                       fontsize=9, fontweight="bold" if bad else "normal")
+                a.text(
+                    c + 0.5,
+                    r + 0.5,
+                    fmt_value(values[r, c]),
+                    ha="center",
+                    va="center",
+                    fontsize=9,
+                    fontweight="bold" if bad else "normal",
+                )
         a.set_xlim(0, cols)
         a.set_ylim(rows, 0)
         a.set_aspect("equal")

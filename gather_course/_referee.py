@@ -40,22 +40,26 @@ from .questions._check import (
 from .questions._question import Question
 
 # Names in learner source that stand for an aten op a question forbids or requires.
-SOURCE_NAMES = {   # forbidden ops; required ones are in REQUIRED_NAMES below
+SOURCE_NAMES = {  # forbidden ops; required ones are in REQUIRED_NAMES below
     "gather": {"gather", "take_along_dim", "take_along_axis"},
     "nll_loss_forward": {"cross_entropy", "nll_loss", "CrossEntropyLoss", "NLLLoss"},
 }
 # A required op must be named in the reachable code (autograd's backward of gather runs
 # scatter_add, so asking autograd counts); the in-sandbox op counter must also have seen it.
-REQUIRED_NAMES = {"scatter_add": {"scatter_add", "scatter_add_", "backward", "grad"},
-                  "take": {"take"}}
-CALL_LIMIT = 10.0            # seconds per call of the learner's function (and per cell)
-MEMORY = 2 * 2**30           # bytes a job may allocate on top of the worker's own
-TIMING_REPEAT = 2            # calls per timing run
+REQUIRED_NAMES = {
+    "scatter_add": {"scatter_add", "scatter_add_", "backward", "grad"},
+    "take": {"take"},
+}
+CALL_LIMIT = 10.0  # seconds per call of the learner's function (and per cell)
+MEMORY = 2 * 2**30  # bytes a job may allocate on top of the worker's own
+TIMING_REPEAT = 2  # calls per timing run
 _HIDDEN_SEEDS = 2
-_JOB_CALLS = 6                # a job (cells and one question's calls) gets at most 6 call limits
+_JOB_CALLS = 6  # a job (cells and one question's calls) gets at most 6 call limits
 _HIDDEN_SHOWN = ("case", "inputs", "first wrong element", "error", "where")
-_HIDDEN_NOTE = ("values", "not shown for hidden cases: make your function right for any "
-                "input of these shapes")
+_HIDDEN_NOTE = (
+    "values",
+    "not shown for hidden cases: make your function right for any input of these shapes",
+)
 
 
 class NotGraded(Exception):
@@ -63,6 +67,7 @@ class NotGraded(Exception):
 
 
 # -- the notebook ---------------------------------------------------------------------------------
+
 
 @dataclass
 class Submission:
@@ -78,7 +83,7 @@ def _is_ipython_syntax(source: str) -> str:
 
     try:
         compile(source, "<cell>", "exec")
-        return ""                                # plain Python, whatever IPython would do
+        return ""  # plain Python, whatever IPython would do
     except (SyntaxError, ValueError):
         pass
     plain = source if source.endswith("\n") else source + "\n"
@@ -100,8 +105,11 @@ def read_submission(nb: Any, reference: Any) -> Submission:
     ``reference`` is the course's student notebook (for grading) or ``nb`` itself (for a
     learner's own check). Test cells are never run: the referee does their work.
     """
-    ref = {c.metadata["nbgrader"]["grade_id"]: c for c in reference.cells
-           if c.metadata.get("nbgrader", {}).get("grade_id")}
+    ref = {
+        c.metadata["nbgrader"]["grade_id"]: c
+        for c in reference.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id")
+    }
     run: list[str] = []
     notes: list[str] = []
     seen: set[str] = set()
@@ -115,19 +123,26 @@ def read_submission(nb: Any, reference: Any) -> Submission:
             seen.add(gid)
             ref_meta = ref[gid].metadata["nbgrader"]
             if ref_meta.get("grade") and not ref_meta.get("solution"):
-                continue                                     # a test cell: the referee's job
+                continue  # a test cell: the referee's job
             if ref_meta.get("locked"):
-                source = ref[gid].source                     # the course's own code, as released
+                source = ref[gid].source  # the course's own code, as released
         magic = _is_ipython_syntax(source)
         if magic:
-            notes.append(f"Code cell {n} was not run: the grader runs plain Python, and "
-                         f"`{magic[:60]}` is IPython syntax (a magic or a shell command). "
-                         "Remove it from your answer cells.")
+            notes.append(
+                f"Code cell {n} was not run: the grader runs plain Python, and "
+                f"`{magic[:60]}` is IPython syntax (a magic or a shell command). "
+                "Remove it from your answer cells."
+            )
             continue
         run.append(source)
-    missing = [c.source for gid, c in ref.items() if gid not in seen and c.cell_type == "code"
-               and c.metadata["nbgrader"].get("locked")
-               and not c.metadata["nbgrader"].get("grade")]
+    missing = [
+        c.source
+        for gid, c in ref.items()
+        if gid not in seen
+        and c.cell_type == "code"
+        and c.metadata["nbgrader"].get("locked")
+        and not c.metadata["nbgrader"].get("grade")
+    ]
     return Submission(missing + run, notes)
 
 
@@ -152,6 +167,7 @@ def graded_cells(nb: Any) -> list[tuple[str, str, float]]:
 
 
 # -- the jobs ------------------------------------------------------------------------------------
+
 
 def _payload(calls: list[dict]) -> bytes:
     buf = io.BytesIO()
@@ -181,11 +197,16 @@ def _value(plain: Any, depth: int = 0) -> Any:
         if isinstance(items, list) and depth < 3 and len(items) <= 16:
             values = [_value(v, depth + 1) for v in items]
             return tuple(values) if plain.get("kind") == "tuple" else values
-        return Opaque(str(plain.get("opaque", "an unknown object"))[:80],
-                      bool(plain.get("subclass")))
+        return Opaque(
+            str(plain.get("opaque", "an unknown object"))[:80], bool(plain.get("subclass"))
+        )
     if type(plain) is torch.Tensor:
-        if plain.layout != torch.strided or plain.is_quantized or plain.is_nested \
-                or plain.device.type != "cpu":
+        if (
+            plain.layout != torch.strided
+            or plain.is_quantized
+            or plain.is_nested
+            or plain.device.type != "cpu"
+        ):
             return Opaque(f"a {plain.layout} tensor".replace("torch.", ""), False)
         return plain
     if plain is None or type(plain) in (bool, int, float):
@@ -195,27 +216,52 @@ def _value(plain: Any, depth: int = 0) -> Any:
 
 def _outcome(raw: Any) -> Outcome:
     if not isinstance(raw, dict):
-        return Outcome(error={"type": "GradingError", "message": "no result came back",
-                              "where": "", "not_implemented": False})
+        return Outcome(
+            error={
+                "type": "GradingError",
+                "message": "no result came back",
+                "where": "",
+                "not_implemented": False,
+            }
+        )
     if raw.get("missing"):
-        return Outcome(error={"type": "NameError", "message": "the function is not defined "
-                              "(was its cell deleted or renamed?)", "where": "",
-                              "not_implemented": False})
+        return Outcome(
+            error={
+                "type": "NameError",
+                "message": "the function is not defined (was its cell deleted or renamed?)",
+                "where": "",
+                "not_implemented": False,
+            }
+        )
     if "not_callable" in raw:
-        return Outcome(error={"type": "TypeError", "message": f"it is not a function but "
-                              f"{raw['not_callable']}", "where": "", "not_implemented": False})
+        return Outcome(
+            error={
+                "type": "TypeError",
+                "message": f"it is not a function but {raw['not_callable']}",
+                "where": "",
+                "not_implemented": False,
+            }
+        )
     if "raised" in raw and isinstance(raw["raised"], dict):
         e = raw["raised"]
-        return Outcome(error={"type": str(e.get("type", "Error")), "message": str(e.get("message", "")),
-                              "where": str(e.get("where", "")),
-                              "not_implemented": bool(e.get("not_implemented")),
-                              "gather": [str(x)[:400] for x in e.get("gather", [])[:3]]
-                              if isinstance(e.get("gather"), list) else []})
+        return Outcome(
+            error={
+                "type": str(e.get("type", "Error")),
+                "message": str(e.get("message", "")),
+                "where": str(e.get("where", "")),
+                "not_implemented": bool(e.get("not_implemented")),
+                "gather": [str(x)[:400] for x in e.get("gather", [])[:3]]
+                if isinstance(e.get("gather"), list)
+                else [],
+            }
+        )
     after = raw.get("after")
     ops = raw.get("ops") if isinstance(raw.get("ops"), dict) else {}
-    return Outcome(value=_value(raw.get("value")),
-                   after=tuple(_value(v) for v in after) if isinstance(after, list) else None,
-                   ops={str(k): int(v) for k, v in ops.items() if isinstance(v, int)})
+    return Outcome(
+        value=_value(raw.get("value")),
+        after=tuple(_value(v) for v in after) if isinstance(after, list) else None,
+        ops={str(k): int(v) for k, v in ops.items() if isinstance(v, int)},
+    )
 
 
 @dataclass
@@ -231,13 +277,15 @@ class Plan:
         """``qid`` may name a class variant (``qid:variant``, as :func:`graded_cells` gives)."""
         qid, _, variant = qid.partition(":")
         q = exercise(qid, variant or "public")
-        gen = torch.Generator().manual_seed(0)                   # exactly check()'s battery
+        gen = torch.Generator().manual_seed(0)  # exactly check()'s battery
         cases = [q.build(gen, sizes) for sizes in q.sizes]
         visible = len(cases)
         if secret is not None:
             for k in range(_HIDDEN_SEEDS):
-                hidden = torch.Generator().manual_seed((secret + 7919 * k + zlib.crc32(qid.encode())) % 2**63)
-                for sizes in (q.large_sizes if k % 2 == 0 else q.sizes):
+                hidden = torch.Generator().manual_seed(
+                    (secret + 7919 * k + zlib.crc32(qid.encode())) % 2**63
+                )
+                for sizes in q.large_sizes if k % 2 == 0 else q.sizes:
                     case = q.build(hidden, sizes)
                     cases.append(Case(f"hidden case: {case.label}", case.inputs))
         return cls(q, cases, visible)
@@ -250,8 +298,12 @@ def _reference_cells(q: Question) -> list[str]:
 class Referee:
     """Runs jobs on one warm worker and judges the results here."""
 
-    def __init__(self, worker_factory: Callable[[], Worker], call_limit: float = CALL_LIMIT,
-                 memory: int = MEMORY) -> None:
+    def __init__(
+        self,
+        worker_factory: Callable[[], Worker],
+        call_limit: float = CALL_LIMIT,
+        memory: int = MEMORY,
+    ) -> None:
         self._factory = worker_factory
         self._worker: Worker | None = None
         self.call_limit, self.memory = call_limit, memory
@@ -259,7 +311,7 @@ class Referee:
 
     @property
     def worker(self) -> Worker:
-        if self._worker is not None and not self._worker.alive:   # ended between jobs
+        if self._worker is not None and not self._worker.alive:  # ended between jobs
             self.close()
         if self._worker is None:
             self._worker = self._factory()
@@ -270,19 +322,34 @@ class Referee:
             self._worker.close()
             self._worker = None
 
-    def _job(self, cells: list[str], function: str | None, calls: list[dict] | None = None,
-             qid: str = "", timing: dict | None = None, n_calls: int = 0) -> tuple[dict, dict]:
-        header = {"cells": cells, "function": function, "qid": qid, "timing": timing,
-                  "call_limit": self.call_limit, "memory": self.memory,
-                  "job_limit": min(self.call_limit * (2 + len(cells) + max(n_calls, len(calls or []))),
-                                   self.call_limit * _JOB_CALLS)}
+    def _job(
+        self,
+        cells: list[str],
+        function: str | None,
+        calls: list[dict] | None = None,
+        qid: str = "",
+        timing: dict | None = None,
+        n_calls: int = 0,
+    ) -> tuple[dict, dict]:
+        header = {
+            "cells": cells,
+            "function": function,
+            "qid": qid,
+            "timing": timing,
+            "call_limit": self.call_limit,
+            "memory": self.memory,
+            "job_limit": min(
+                self.call_limit * (2 + len(cells) + max(n_calls, len(calls or []))),
+                self.call_limit * _JOB_CALLS,
+            ),
+        }
         try:
             reply, data = self.worker.run(header, _payload(calls) if calls else b"")
         except WorkerDied as exc:
             self._worker = None
             raise NotGraded(f"the submission stopped its grading worker ({exc})") from None
         if not reply.get("clean", True):
-            self.close()                                         # could not clean up: start afresh
+            self.close()  # could not clean up: start afresh
         return reply, _load(data)
 
     # -- one question ----------------------------------------------------------------------------
@@ -291,8 +358,10 @@ class Referee:
         q = plan.question
         gen = torch.Generator().manual_seed(1)
         scaling = [q.build(gen, sizes) for sizes in q.scaling]
-        calls = [{"inputs": list(c.inputs.values()), "after": True, "count_ops": True}
-                 for c in plan.cases]
+        calls = [
+            {"inputs": list(c.inputs.values()), "after": True, "count_ops": True}
+            for c in plan.cases
+        ]
         calls += [{"inputs": list(c.inputs.values()), "count_ops": True} for c in scaling]
         reply, result = self._job(sub.cells, q.name, calls)
         results = result.get("results") if isinstance(result.get("results"), list) else []
@@ -301,88 +370,125 @@ class Referee:
                 try:
                     judge_case(q, case, _outcome(raw))
                 except _Failure as failure:
-                    if n >= plan.hidden_from:      # the shapes and where, not the values
-                        failure.details = [(k, v) for k, v in failure.details
-                                           if k in _HIDDEN_SHOWN] + [_HIDDEN_NOTE]
+                    if n >= plan.hidden_from:  # the shapes and where, not the values
+                        failure.details = [
+                            (k, v) for k, v in failure.details if k in _HIDDEN_SHOWN
+                        ] + [_HIDDEN_NOTE]
                         failure.pair = None
                     raise
             if len(results) != len(calls):
                 self._missing_results(q, plan, reply, result, len(results))
             ran: dict[str, int] = {}
-            for raw in results:                    # what every call ran (a signal: see _rules)
+            for raw in results:  # what every call ran (a signal: see _rules)
                 for op, n in (_outcome(raw).ops or {}).items():
                     ran[op] = ran.get(op, 0) + n
             self._rules(q, sub, ran)
             if q.vectorized:
                 small, big = (_outcome(r).ops or {} for r in results[-2:])
                 if sum(big.values()) > sum(small.values()):
-                    raise _Failure(Tier.NOT_VECTORIZED, OPS_GROW, [
-                        ("small input", f"{_shapes(scaling[0])}: {sum(small.values())} operations"),
-                        ("larger input", f"{_shapes(scaling[1])}: {sum(big.values())} operations")])
+                    raise _Failure(
+                        Tier.NOT_VECTORIZED,
+                        OPS_GROW,
+                        [
+                            (
+                                "small input",
+                                f"{_shapes(scaling[0])}: {sum(small.values())} operations",
+                            ),
+                            (
+                                "larger input",
+                                f"{_shapes(scaling[1])}: {sum(big.values())} operations",
+                            ),
+                        ],
+                    )
                 self._timing(q, sub)
         except _Failure as failure:
             return failure.result(q)
         except NotGraded:
             raise
         except Exception as exc:  # noqa: BLE001 - whatever the worker sent broke the judging
-            raise NotGraded(f"the grader could not judge what {q.name} returned "
-                            f"({type(exc).__name__}); grade it by hand") from None
+            raise NotGraded(
+                f"the grader could not judge what {q.name} returned "
+                f"({type(exc).__name__}); grade it by hand"
+            ) from None
         hidden = len(plan.cases) - plan.hidden_from
-        labels = list(dict.fromkeys(c.label for c in plan.cases[:plan.hidden_from]))
-        return CheckResult(q.qid, True, Tier.PASSED,
-                           f"All {len(plan.cases)} test cases pass ({', '.join(labels)}"
-                           + (f"; and {hidden} hidden cases" if hidden else "") + "; on cpu).")
+        labels = list(dict.fromkeys(c.label for c in plan.cases[: plan.hidden_from]))
+        return CheckResult(
+            q.qid,
+            True,
+            Tier.PASSED,
+            f"All {len(plan.cases)} test cases pass ({', '.join(labels)}"
+            + (f"; and {hidden} hidden cases" if hidden else "")
+            + "; on cpu).",
+        )
 
-    def _missing_results(self, q: Question, plan: Plan, reply: dict, result: dict,
-                         got: int) -> None:
+    def _missing_results(
+        self, q: Question, plan: Plan, reply: dict, result: dict, got: int
+    ) -> None:
         """The job ended early: name the case it was on and why."""
         case = plan.cases[min(got, len(plan.cases) - 1)]
         status = reply.get("status", "")
         if status == "timeout":
-            why = (f"it ran longer than {self.call_limit:g} s (an endless loop?) and was "
-                   "stopped")
+            why = f"it ran longer than {self.call_limit:g} s (an endless loop?) and was stopped"
         elif status == "killed" or not result:
-            why = ("the process running it was killed (too much memory, or the code ended "
-                   f"its own process: {status})")
+            why = (
+                "the process running it was killed (too much memory, or the code ended "
+                f"its own process: {status})"
+            )
         else:
             why = f"the process running it ended early ({status})"
-        raise _Failure(Tier.EXCEPTION, f"Your function did not finish: {why}.",
-                       [("case", case.label), ("inputs", _shapes(case))])
+        raise _Failure(
+            Tier.EXCEPTION,
+            f"Your function did not finish: {why}.",
+            [("case", case.label), ("inputs", _shapes(case))],
+        )
 
     def _rules(self, q: Question, sub: Submission, ops: dict[str, int]) -> None:
         if not (q.forbid or q.require):
             return
         code = _scan.reachable(sub.cells, q.name)
-        forbidden = set().union(*(SOURCE_NAMES.get(op, {op}) for op in q.forbid)) \
-            if q.forbid else set()
+        forbidden = (
+            set().union(*(SOURCE_NAMES.get(op, {op}) for op in q.forbid)) if q.forbid else set()
+        )
         used = _scan.names_used(code, forbidden, _scan.own_names(sub.cells))
         ran = [op for op in q.forbid if ops.get(op)]
         if used or ran:
             what = f"`{used[0].name}` ({used[0].where})" if used else f"`{ran[0]}`"
-            raise _Failure(Tier.RULES, f"Your values are right, but this question asks you not to "
-                           f"use {q.forbidden_text}: your code uses {what}.")
+            raise _Failure(
+                Tier.RULES,
+                f"Your values are right, but this question asks you not to "
+                f"use {q.forbidden_text}: your code uses {what}.",
+            )
         hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
         if hatches:
-            rule = (f"no {q.forbidden_text}" if q.forbid else f"use {q.required_text}")
-            raise _Failure(Tier.RULES, f"Your values are right, but this question's rule ({rule}) "
-                           "is checked on the code your function can reach (what it calls, and "
-                           "every top-level statement of the notebook), which must call torch's "
-                           f"functions by their names: your code uses `{hatches[0].name}` "
-                           f"({hatches[0].where}). Leave out computed names, torch internals, "
-                           "other libraries, threads and processes.")
-        for op in q.require:    # named in the code (autograd counts) and seen running
+            rule = f"no {q.forbidden_text}" if q.forbid else f"use {q.required_text}"
+            raise _Failure(
+                Tier.RULES,
+                f"Your values are right, but this question's rule ({rule}) "
+                "is checked on the code your function can reach (what it calls, and "
+                "every top-level statement of the notebook), which must call torch's "
+                f"functions by their names: your code uses `{hatches[0].name}` "
+                f"({hatches[0].where}). Leave out computed names, torch internals, "
+                "other libraries, threads and processes.",
+            )
+        for op in q.require:  # named in the code (autograd counts) and seen running
             if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
-                raise _Failure(Tier.RULES, f"Your values are right, but this question asks you to "
-                               f"use {q.required_text}: your function never ran `{op}`.")
+                raise _Failure(
+                    Tier.RULES,
+                    f"Your values are right, but this question asks you to "
+                    f"use {q.required_text}: your function never ran `{op}`.",
+                )
 
     # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------
     def _growth(self, cells: list[str], q: Question) -> tuple[float, Any]:
         """CPU seconds of the timing calls alone, read by the zygote when the child stops
         itself between running the cells and calling the function (one job, one process)."""
-        timing = {"sizes": q.timing, "seed": _TIMING_SEED, "repeat": TIMING_REPEAT,
-                  "variant": q.variant_name}
-        reply, result = self._job(cells, q.name, qid=q.qid, timing=timing,
-                                  n_calls=TIMING_REPEAT)
+        timing = {
+            "sizes": q.timing,
+            "seed": _TIMING_SEED,
+            "repeat": TIMING_REPEAT,
+            "variant": q.variant_name,
+        }
+        reply, result = self._job(cells, q.name, qid=q.qid, timing=timing, n_calls=TIMING_REPEAT)
         if reply.get("status") == "timeout":
             return float("inf"), None
         if reply.get("status") != "ok" or reply.get("calls_cpu") is None:
@@ -394,42 +500,65 @@ class Referee:
         if not q.timing:
             return
         got, last = self._growth(sub.cells, q)
-        if got != got:                                          # nan: the run failed
-            raise _Failure(Tier.EXCEPTION, "Your function did not finish on a large input "
-                           f"({_size_text(q.timing)}): it raised an error or ended its "
-                           "process.", [])
+        if got != got:  # nan: the run failed
+            raise _Failure(
+                Tier.EXCEPTION,
+                "Your function did not finish on a large input "
+                f"({_size_text(q.timing)}): it raised an error or ended its "
+                "process.",
+                [],
+            )
         key = f"{q.qid}:{q.variant_name}"
-        if got > _TIMING_SLACK and key not in self._baseline:   # only then is it needed
+        if got > _TIMING_SLACK and key not in self._baseline:  # only then is it needed
             self._baseline[key] = max(self._growth(_reference_cells(q), q)[0], 0.0)
         ref = self._baseline.get(key, 0.0)
         if got == float("inf") or got > max(_TIMING_FACTOR * ref, ref + _TIMING_SLACK):
             shown = "longer than the time limit" if got == float("inf") else f"{got:.2f} s"
-            raise _Failure(Tier.NOT_VECTORIZED, "Your values are right, but on a large input your "
-                           "function takes far more CPU time than whole-tensor code, the way a "
-                           "Python loop over elements does (also over lists or numpy arrays). "
-                           "Replace the loop by whole-tensor operations (gather, indexing).", [
-                               ("large input", f"{_size_text(q.timing)}: {shown} of CPU for "
-                                               f"{TIMING_REPEAT} calls"),
-                               ("the course's solution", f"{ref:.3f} s")])
+            raise _Failure(
+                Tier.NOT_VECTORIZED,
+                "Your values are right, but on a large input your "
+                "function takes far more CPU time than whole-tensor code, the way a "
+                "Python loop over elements does (also over lists or numpy arrays). "
+                "Replace the loop by whole-tensor operations (gather, indexing).",
+                [
+                    (
+                        "large input",
+                        f"{_size_text(q.timing)}: {shown} of CPU for {TIMING_REPEAT} calls",
+                    ),
+                    ("the course's solution", f"{ref:.3f} s"),
+                ],
+            )
         self._check_large_answer(q, last)
 
     def _check_large_answer(self, q: Question, raw: Any) -> None:
         """The answer on the large input must be right too, all of it."""
         outcome = _outcome(raw)
         if outcome.error:
-            raise _Failure(Tier.EXCEPTION, "Your function raised an error on a large input "
-                           f"({_size_text(q.timing or {})}): {outcome.error['type']}: "
-                           f"{outcome.error['message']}", [])
+            raise _Failure(
+                Tier.EXCEPTION,
+                "Your function raised an error on a large input "
+                f"({_size_text(q.timing or {})}): {outcome.error['type']}: "
+                f"{outcome.error['message']}",
+                [],
+            )
         expected = _solution_on(q, _TIMING_SEED)
         expected = expected if isinstance(expected, tuple) else (expected,)
         got = outcome.value if isinstance(outcome.value, (tuple, list)) else (outcome.value,)
         ok = len(got) == len(expected)
         for exp, out in zip(expected, got if ok else ()):
-            ok = ok and type(out) is torch.Tensor and out.shape == exp.shape and bool(
-                torch.isclose(out.double(), exp.double(), rtol=1e-4, atol=1e-5).all())
+            ok = (
+                ok
+                and type(out) is torch.Tensor
+                and out.shape == exp.shape
+                and bool(torch.isclose(out.double(), exp.double(), rtol=1e-4, atol=1e-5).all())
+            )
         if not ok:
-            raise _Failure(Tier.WRONG_VALUES, "Your function gives wrong values on a large input "
-                           f"({_size_text(q.timing or {})}), although the small cases pass.", [])
+            raise _Failure(
+                Tier.WRONG_VALUES,
+                "Your function gives wrong values on a large input "
+                f"({_size_text(q.timing or {})}), although the small cases pass.",
+                [],
+            )
 
 
 _TIMING_SEED = 3

@@ -18,8 +18,14 @@ from ._errors import GatherCourseError
 from ._text import fmt_pos, type_name
 
 _INTEGER_DTYPES = (
-    torch.int8, torch.int16, torch.int32, torch.int64,
-    torch.uint8, torch.uint16, torch.uint32, torch.uint64,
+    torch.int8,
+    torch.int16,
+    torch.int32,
+    torch.int64,
+    torch.uint8,
+    torch.uint16,
+    torch.uint32,
+    torch.uint64,
 )
 
 
@@ -42,7 +48,7 @@ def source_position(pos: tuple[int, ...], dim: int, index: torch.Tensor) -> tupl
     (1, 0)
     """
     src = list(pos) if index.dim() else [0]
-    src[dim] = int(index[pos])                  # the only coordinate that changes
+    src[dim] = int(index[pos])  # the only coordinate that changes
     return tuple(src)
 
 
@@ -87,34 +93,56 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
     notes: list[str] = []
 
     if not isinstance(input, torch.Tensor):
-        problems.append(Problem(
-            "type", f"input must be a torch.Tensor, got {type_name(input)}.",
-            "make it a tensor first, e.g. torch.tensor(values)."))
+        problems.append(
+            Problem(
+                "type",
+                f"input must be a torch.Tensor, got {type_name(input)}.",
+                "make it a tensor first, e.g. torch.tensor(values).",
+            )
+        )
     if not isinstance(index, torch.Tensor):
-        problems.append(Problem(
-            "type", f"index must be a torch.Tensor, got {type_name(index)}.",
-            "make it a tensor first, e.g. torch.tensor(positions) (integers give int64)."))
+        problems.append(
+            Problem(
+                "type",
+                f"index must be a torch.Tensor, got {type_name(index)}.",
+                "make it a tensor first, e.g. torch.tensor(positions) (integers give int64).",
+            )
+        )
     d = as_dim(dim)
     if d is None:
-        problems.append(Problem(
-            "type", f"dim must be an int, got {type_name(dim)}.",
-            "pass the dimension number, e.g. dim=1 or dim=-1."))
+        problems.append(
+            Problem(
+                "type",
+                f"dim must be an int, got {type_name(dim)}.",
+                "pass the dimension number, e.g. dim=1 or dim=-1.",
+            )
+        )
     if problems:
         return problems, notes
 
     nd = effective_ndim(input)
     if not -nd <= d < nd:
-        fix = (f"dimensions are counted from 0, so the last one is dim={nd - 1} (or dim=-1)."
-               if d == nd else f"use a dim in [{-nd}, {nd - 1}].")
-        problems.append(Problem(
-            "dim", f"dim={d} is out of range: input has {input.dim()} dims, "
-                   f"so dim must be in [{-nd}, {nd - 1}].", fix))
+        fix = (
+            f"dimensions are counted from 0, so the last one is dim={nd - 1} (or dim=-1)."
+            if d == nd
+            else f"use a dim in [{-nd}, {nd - 1}]."
+        )
+        problems.append(
+            Problem(
+                "dim",
+                f"dim={d} is out of range: input has {input.dim()} dims, "
+                f"so dim must be in [{-nd}, {nd - 1}].",
+                fix,
+            )
+        )
         return problems, notes
     d %= nd
 
     if index.numel() == 0:
-        notes.append(f"index is empty (shape {list(index.shape)}), so gather returns an empty "
-                     "tensor of that shape and torch checks nothing else.")
+        notes.append(
+            f"index is empty (shape {list(index.shape)}), so gather returns an empty "
+            "tensor of that shape and torch checks nothing else."
+        )
         return problems, notes
 
     accepted = accepted_index_dtypes()
@@ -122,15 +150,22 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
     if index.dtype not in accepted:
         names = " or ".join(_dtype_name(t) for t in accepted)
         if index.dtype == torch.bool:
-            fix = ("a boolean mask is not a list of positions: use mask.nonzero() to get "
-                   "positions, or input[mask] to select with the mask directly.")
+            fix = (
+                "a boolean mask is not a list of positions: use mask.nonzero() to get "
+                "positions, or input[mask] to select with the mask directly."
+            )
         elif index.dtype.is_floating_point:
             fix = "convert with index.long() (check first that the values are whole numbers)."
         else:
             fix = "convert with index.long()."
-        problems.append(Problem(
-            "dtype", f"index has dtype {_dtype_name(index.dtype)}, but gather needs an "
-                     f"integer index of dtype {names}.", fix))
+        problems.append(
+            Problem(
+                "dtype",
+                f"index has dtype {_dtype_name(index.dtype)}, but gather needs an "
+                f"integer index of dtype {names}.",
+                fix,
+            )
+        )
 
     same_ndim = effective_ndim(index) == nd
     if not same_ndim:
@@ -139,25 +174,34 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
     if same_ndim:
         too_big = [i for i in range(nd) if i != d and _size(index, i) > _size(input, i)]
         for i in too_big:
-            problems.append(Problem(
-                "size", f"index.size({i}) is {_size(index, i)} but input.size({i}) is "
-                        f"{_size(input, i)}: in every dim except dim={d}, index may be at most "
-                        "as large as input (smaller is fine).",
-                _size_fix(input, d, index, i)))
+            problems.append(
+                Problem(
+                    "size",
+                    f"index.size({i}) is {_size(index, i)} but input.size({i}) is "
+                    f"{_size(input, i)}: in every dim except dim={d}, index may be at most "
+                    "as large as input (smaller is fine).",
+                    _size_fix(input, d, index, i),
+                )
+            )
         smaller = [i for i in range(nd) if i != d and _size(index, i) < _size(input, i)]
         for i in smaller:
             notes.append(
                 f"index is smaller than input in dim {i} ({_size(index, i)} < {_size(input, i)}): "
                 f"gather reads only positions 0..{_size(index, i) - 1} of input there. That is "
-                "allowed, and a common silent bug when index was meant to line up with input.")
+                "allowed, and a common silent bug when index was meant to line up with input."
+            )
 
     if integer:
         problems.extend(_range_problems(input, d, index))
 
     if index.device != input.device:
-        problems.append(Problem(
-            "device", f"input is on {input.device} but index is on {index.device}.",
-            "move the index: index = index.to(input.device)."))
+        problems.append(
+            Problem(
+                "device",
+                f"input is on {input.device} but index is on {index.device}.",
+                "move the index: index = index.to(input.device).",
+            )
+        )
     return problems, notes
 
 
@@ -170,20 +214,27 @@ def ensure_valid(input: Any, dim: Any, index: Any, what: str) -> None:
 
 
 def _ndim_problem(input: torch.Tensor, d: int, index: torch.Tensor) -> Problem:
-    msg = (f"index has {index.dim()} dims but input has {input.dim()}: gather needs the "
-           "same number of dims.")
+    msg = (
+        f"index has {index.dim()} dims but input has {input.dim()}: gather needs the "
+        "same number of dims."
+    )
     if index.dim() < input.dim():
         missing = range(index.dim(), input.dim())
         sizes = [1 if i == d else input.size(i) for i in missing]
         code = "index" + ".unsqueeze(-1)" * len(sizes)
         if any(s != 1 for s in sizes):
             code += ".expand(" + ", ".join(["-1"] * index.dim() + [str(s) for s in sizes]) + ")"
-        what = ("one value per position; .squeeze(-1) the result afterwards"
-                if all(s == 1 for s in sizes) else "whole slices along the added dims")
+        what = (
+            "one value per position; .squeeze(-1) the result afterwards"
+            if all(s == 1 for s in sizes)
+            else "whole slices along the added dims"
+        )
         fix = f"add {'one' if len(sizes) == 1 else len(sizes)} with {code} ({what})."
     else:
-        fix = ("remove the extra dims (index.squeeze(-1) if the last size is 1), or check "
-               "that you are gathering from the tensor you meant.")
+        fix = (
+            "remove the extra dims (index.squeeze(-1) if the last size is 1), or check "
+            "that you are gathering from the tensor you meant."
+        )
     return Problem("ndim", msg, fix)
 
 
@@ -193,11 +244,15 @@ def _size_fix(input: torch.Tensor, d: int, index: torch.Tensor, i: int) -> str:
         if other == d:
             continue
         if all(_size(index, j) <= _size(input, j) for j in range(nd) if j != other):
-            return (f"if you meant to gather along dim {other}, use dim={other}; otherwise "
-                    f"shrink index to at most {_size(input, i)} in dim {i}, e.g. "
-                    f"index.narrow({i}, 0, {_size(input, i)}).")
-    return (f"shrink index to at most {_size(input, i)} in dim {i}, e.g. "
-            f"index.narrow({i}, 0, {_size(input, i)}), or check which tensor you are indexing.")
+            return (
+                f"if you meant to gather along dim {other}, use dim={other}; otherwise "
+                f"shrink index to at most {_size(input, i)} in dim {i}, e.g. "
+                f"index.narrow({i}, 0, {_size(input, i)})."
+            )
+    return (
+        f"shrink index to at most {_size(input, i)} in dim {i}, e.g. "
+        f"index.narrow({i}, 0, {_size(input, i)}), or check which tensor you are indexing."
+    )
 
 
 def _range_problems(input: torch.Tensor, d: int, index: torch.Tensor) -> list[Problem]:
@@ -210,20 +265,27 @@ def _range_problems(input: torch.Tensor, d: int, index: torch.Tensor) -> list[Pr
     first = tuple(int(p) for p in bad.nonzero()[0]) if values.dim() else ()
     v = int(values[first])
     where = f"index{fmt_pos(first)} = {v}"
-    msg = (f"{where} is out of range: input.size({d}) is {n}, so index values must be in "
-           f"[0, {n - 1}] ({count} of {values.numel()} values are out of range)."
-           if n else f"{where}, but input.size({d}) is 0: there is nothing to gather there.")
+    msg = (
+        f"{where} is out of range: input.size({d}) is {n}, so index values must be in "
+        f"[0, {n - 1}] ({count} of {values.numel()} values are out of range)."
+        if n
+        else f"{where}, but input.size({d}) is 0: there is nothing to gather there."
+    )
     if v < 0:
-        fix = ("gather does not count from the end like Python lists: use index % "
-               f"{n} if -1 means 'last', or, for padding labels such as -100, replace them "
-               "(index.clamp(min=0)) and ignore those outputs afterwards.")
+        fix = (
+            "gather does not count from the end like Python lists: use index % "
+            f"{n} if -1 means 'last', or, for padding labels such as -100, replace them "
+            "(index.clamp(min=0)) and ignore those outputs afterwards."
+        )
     else:
         top = int(values.max())
         fits = [j for j in range(effective_ndim(input)) if j != d and top < _size(input, j)]
         if fits:
             j, nd = fits[-1], effective_ndim(input)
-            fix = (f"the values go up to {top}, which would fit dim {j} (size "
-                   f"{_size(input, j)}): did you mean dim={j} (or dim={j - nd})?")
+            fix = (
+                f"the values go up to {top}, which would fit dim {j} (size "
+                f"{_size(input, j)}): did you mean dim={j} (or dim={j - nd})?"
+            )
         elif int(values.min()) >= 1 and top == n:
             fix = "the values look 1-based: positions start at 0, so subtract 1."
         else:

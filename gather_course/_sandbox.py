@@ -26,12 +26,29 @@ from ._errors import GatherCourseError
 from ._worker import read_frame, write_frame
 
 SANDBOX, PROCESS = "sandbox", "process"
-TMP_BYTES = 512 * 2**20          # the sandbox's /tmp, wiped after every job
-_ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "nsswitch.conf", "passwd",
-        "group", "hosts", "alternatives")
-_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "MPLCONFIGDIR": "/tmp", "LANG": "C.UTF-8",
-        "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1",
-        "GATHER_COURSE_DEVICE": "cpu", "CUDA_VISIBLE_DEVICES": ""}
+TMP_BYTES = 512 * 2**20  # the sandbox's /tmp, wiped after every job
+_ETC = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "nsswitch.conf",
+    "passwd",
+    "group",
+    "hosts",
+    "alternatives",
+)
+_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/tmp",
+    "MPLCONFIGDIR": "/tmp",
+    "LANG": "C.UTF-8",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "GATHER_COURSE_DEVICE": "cpu",
+    "CUDA_VISIBLE_DEVICES": "",
+}
 
 
 @dataclass(frozen=True)
@@ -65,12 +82,39 @@ def _readable_roots() -> list[str]:
 
 
 def _bwrap_command(bwrap: str) -> list[str]:
-    cmd = [bwrap, "--unshare-all", "--unshare-user", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-           "--uid", "65534", "--gid", "65534", "--clearenv", "--disable-userns",
-           "--ro-bind", "/usr", "/usr", "--dev", "/dev", "--proc", "/proc",
-           "--size", str(TMP_BYTES), "--tmpfs", "/tmp",
-           "--size", str(TMP_BYTES // 8), "--tmpfs", "/dev/shm", "--chdir", "/tmp"]
-    for name in _ETC:                     # only what Python and torch read: no /etc/shadow
+    cmd = [
+        bwrap,
+        "--unshare-all",
+        "--unshare-user",
+        "--die-with-parent",
+        "--new-session",
+        "--cap-drop",
+        "ALL",
+        "--uid",
+        "65534",
+        "--gid",
+        "65534",
+        "--clearenv",
+        "--disable-userns",
+        "--ro-bind",
+        "/usr",
+        "/usr",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        str(TMP_BYTES),
+        "--tmpfs",
+        "/tmp",
+        "--size",
+        str(TMP_BYTES // 8),
+        "--tmpfs",
+        "/dev/shm",
+        "--chdir",
+        "/tmp",
+    ]
+    for name in _ETC:  # only what Python and torch read: no /etc/shadow
         if os.path.exists(f"/etc/{name}"):
             cmd += ["--ro-bind", f"/etc/{name}", f"/etc/{name}"]
     for name in ("bin", "lib", "lib32", "lib64", "sbin"):
@@ -79,16 +123,16 @@ def _bwrap_command(bwrap: str) -> list[str]:
             cmd += ["--symlink", os.readlink(target), str(target)]
         elif target.is_dir():
             cmd += ["--ro-bind", str(target), str(target)]
-    for path in _readable_roots():              # (under /tmp too: mounted over the tmpfs)
+    for path in _readable_roots():  # (under /tmp too: mounted over the tmpfs)
         if not path.startswith("/usr/") and path != "/tmp":
             cmd += ["--ro-bind", path, path]
     for key, value in {**_ENV, "GATHER_COURSE_SANDBOXED": "1"}.items():
         cmd += ["--setenv", key, value]
-    return cmd + ["--remount-ro", "/"]          # only /tmp stays writable
+    return cmd + ["--remount-ro", "/"]  # only /tmp stays writable
 
 
 def _worker_argv() -> list[str]:
-    return [sys.executable, "-I", "-m", "gather_course._worker"]   # -I: no cwd, no user site
+    return [sys.executable, "-I", "-m", "gather_course._worker"]  # -I: no cwd, no user site
 
 
 _probe: dict[str, Isolation] = {}
@@ -112,15 +156,21 @@ def _find_isolation() -> Isolation:
     if not bwrap:
         return Isolation(PROCESS, "bubblewrap is not installed (apt-get install bubblewrap)")
     try:
-        done = subprocess.run(_bwrap_command(bwrap) + [sys.executable, "-c", "pass"],
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            _bwrap_command(bwrap) + [sys.executable, "-c", "pass"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Isolation(PROCESS, f"bubblewrap did not start: {exc}")
     if done.returncode != 0:
         why = (done.stderr.strip().splitlines() or ["no message"])[-1]
         return Isolation(PROCESS, f"bubblewrap is installed but cannot run here: {why}")
-    return Isolation(SANDBOX, "bubblewrap: no network, no course files, own /tmp and "
-                              "process table, no capabilities")
+    return Isolation(
+        SANDBOX,
+        "bubblewrap: no network, no course files, own /tmp and process table, no capabilities",
+    )
 
 
 class WorkerDied(Exception):
@@ -167,9 +217,11 @@ class Worker:
     def __init__(self, require_sandbox: bool = False) -> None:
         level = isolation()
         if require_sandbox and level.level != SANDBOX:
-            raise GatherCourseError(f"--require-sandbox: grading would run with isolation "
-                                    f"'{level}'. Install bubblewrap (apt-get install "
-                                    "bubblewrap) or leave out --require-sandbox.")
+            raise GatherCourseError(
+                f"--require-sandbox: grading would run with isolation "
+                f"'{level}'. Install bubblewrap (apt-get install "
+                "bubblewrap) or leave out --require-sandbox."
+            )
         bwrap = shutil.which("bwrap")
         argv = _worker_argv()
         if level.level == SANDBOX and bwrap:
@@ -178,12 +230,20 @@ class Worker:
         else:
             env = {**_ENV, "PATH": os.environ.get("PATH", _ENV["PATH"])}
         self.isolation = level
-        self._proc = _spawn(lambda: subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            env=env, cwd="/", start_new_session=True))
+        self._proc = _spawn(
+            lambda: subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                cwd="/",
+                start_new_session=True,
+            )
+        )
         assert self._proc.stdin and self._proc.stdout
         self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
-        self._ready = False        # its hello is read by the first run: start-up overlaps
+        self._ready = False  # its hello is read by the first run: start-up overlaps
 
     def _wait_ready(self) -> None:
         if not self._ready:

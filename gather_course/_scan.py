@@ -14,12 +14,45 @@ from dataclasses import dataclass
 
 # Ways around a name-based rule: computed access, torch's internals, other array libraries,
 # other threads and processes.
-_DYNAMIC_CALLS = {"getattr", "setattr", "delattr", "eval", "exec", "compile", "__import__",
-                  "globals", "locals", "vars", "breakpoint"}
-_ESCAPE_MODULES = {"importlib", "ctypes", "numpy", "threading", "multiprocessing",
-                   "concurrent", "subprocess", "os", "sys", "builtins", "inspect", "gc",
-                   "pickle", "marshal", "types", "signal", "jax", "tensorflow", "cupy",
-                   "operator", "functools", "code", "codeop", "runpy"}
+_DYNAMIC_CALLS = {
+    "getattr",
+    "setattr",
+    "delattr",
+    "eval",
+    "exec",
+    "compile",
+    "__import__",
+    "globals",
+    "locals",
+    "vars",
+    "breakpoint",
+}
+_ESCAPE_MODULES = {
+    "importlib",
+    "ctypes",
+    "numpy",
+    "threading",
+    "multiprocessing",
+    "concurrent",
+    "subprocess",
+    "os",
+    "sys",
+    "builtins",
+    "inspect",
+    "gc",
+    "pickle",
+    "marshal",
+    "types",
+    "signal",
+    "jax",
+    "tensorflow",
+    "cupy",
+    "operator",
+    "functools",
+    "code",
+    "codeop",
+    "runpy",
+}
 # torch.ops.aten.gather, torch.library, torch.jit / torch.fx code, tensor.numpy()
 _ESCAPE_ATTRS = {"ops", "library", "jit", "fx", "numpy", "compile"}
 
@@ -38,7 +71,7 @@ def _parse(cells: list[str]) -> list[tuple[int, ast.stmt]]:
         try:
             tree = ast.parse(source)
         except SyntaxError:
-            continue                          # the worker reports it; nothing runs from it
+            continue  # the worker reports it; nothing runs from it
         found += [(n, stmt) for stmt in tree.body]
     return found
 
@@ -51,7 +84,7 @@ def _bound(node: ast.AST) -> set[str]:
         n = todo.pop()
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(n.name)
-            continue                                  # its body binds its own names
+            continue  # its body binds its own names
         if isinstance(n, (ast.Import, ast.ImportFrom)):
             names |= {(a.asname or a.name).split(".")[0] for a in n.names}
         elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
@@ -82,12 +115,18 @@ def _is_patch(stmt: ast.stmt) -> bool:
     into an attribute or an item, or calls ``setattr``, ``exec`` and the like, or a private
     or dunder method (``M().__enter__()``). Reading ``np.__version__`` is not one."""
     for node in _runs_now(stmt):
-        targets = (node.targets if isinstance(node, ast.Assign) else
-                   [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else
-                   node.targets if isinstance(node, ast.Delete) else [])
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, (ast.AugAssign, ast.AnnAssign))
+            else node.targets
+            if isinstance(node, ast.Delete)
+            else []
+        )
         if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets):
             return True
-        if isinstance(node, ast.Call):           # setattr(...), exec(...), x.__enter__()...
+        if isinstance(node, ast.Call):  # setattr(...), exec(...), x.__enter__()...
             func = node.func
             if isinstance(func, ast.Name) and func.id in _DYNAMIC_CALLS:
                 return True
@@ -102,13 +141,16 @@ def _free_names(node: ast.AST) -> set[str]:
         args = node.args
         params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
         params |= {a.arg for a in (args.vararg, args.kwarg) if a}
-        local = params | {n.id for n in ast.walk(node)
-                          if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-        reads = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
-                 and isinstance(n.ctx, ast.Load)}
+        local = params | {
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        reads = {
+            n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+        }
         defaults = [d for d in args.defaults + args.kw_defaults if d is not None]
-        return (reads - local) | {n.id for d in defaults for n in ast.walk(d)
-                                  if isinstance(n, ast.Name)}
+        return (reads - local) | {
+            n.id for d in defaults for n in ast.walk(d) if isinstance(n, ast.Name)
+        }
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
@@ -154,8 +196,9 @@ def _where(cell: int, node: ast.AST) -> str:
     return f"cell {cell}, line {getattr(node, 'lineno', '?')}"
 
 
-def names_used(code: list[tuple[int, ast.stmt]], wanted: set[str],
-               own: set[str] = frozenset()) -> list[Finding]:
+def names_used(
+    code: list[tuple[int, ast.stmt]], wanted: set[str], own: set[str] = frozenset()
+) -> list[Finding]:
     """Where any of ``wanted`` appears as a name, an attribute or an imported name.
 
     A plain name the learner defined (``own``) is theirs, not torch's, so it does not count.
@@ -174,8 +217,9 @@ def names_used(code: list[tuple[int, ast.stmt]], wanted: set[str],
     return found
 
 
-def escape_hatches(code: list[tuple[int, ast.stmt]],
-                   imported: set[str] = frozenset()) -> list[Finding]:
+def escape_hatches(
+    code: list[tuple[int, ast.stmt]], imported: set[str] = frozenset()
+) -> list[Finding]:
     """Constructs that reach code by computed names or outside torch's dispatcher, and
     assignments into an imported module (``torch.save = ...``)."""
     return [f for cell, stmt in code for f in _hatches(cell, list(ast.walk(stmt)), imported)]
@@ -183,9 +227,13 @@ def escape_hatches(code: list[tuple[int, ast.stmt]],
 
 def imported_names(cells: list[str]) -> set[str]:
     """The names the learner's imports bind (``torch``, ``F``, ``np``...)."""
-    return {(a.asname or a.name).split(".")[0] for _, stmt in _parse(cells)
-            for node in ast.walk(stmt) if isinstance(node, (ast.Import, ast.ImportFrom))
-            for a in node.names}
+    return {
+        (a.asname or a.name).split(".")[0]
+        for _, stmt in _parse(cells)
+        for node in ast.walk(stmt)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for a in node.names
+    }
 
 
 def _root(node: ast.AST) -> str:
@@ -198,24 +246,36 @@ def _hatches(cell: int, nodes: list[ast.AST], imported: set[str] = frozenset()) 
     found = []
     for node in nodes:
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
-            targets = (node.targets if isinstance(node, (ast.Assign, ast.Delete))
-                       else [node.target])
-            found += [Finding(f"an assignment into {_root(t)}", _where(cell, node))
-                      for t in targets if isinstance(t, (ast.Attribute, ast.Subscript))
-                      and _root(t) in imported]
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
-                and node.func.id in _DYNAMIC_CALLS:
+            targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
+            found += [
+                Finding(f"an assignment into {_root(t)}", _where(cell, node))
+                for t in targets
+                if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in imported
+            ]
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in _DYNAMIC_CALLS
+        ):
             found.append(Finding(f"{node.func.id}()", _where(cell, node)))
         elif isinstance(node, ast.Attribute) and (
-                node.attr.startswith("_") or node.attr in _ESCAPE_ATTRS):
+            node.attr.startswith("_") or node.attr in _ESCAPE_ATTRS
+        ):
             found.append(Finding(f".{node.attr}", _where(cell, node)))
         elif isinstance(node, ast.Import):
-            found += [Finding(f"import {a.name}", _where(cell, node)) for a in node.names
-                      if a.name.split(".")[0] in _ESCAPE_MODULES]
-        elif isinstance(node, ast.ImportFrom) and node.module and \
-                node.module.split(".")[0] in _ESCAPE_MODULES:
+            found += [
+                Finding(f"import {a.name}", _where(cell, node))
+                for a in node.names
+                if a.name.split(".")[0] in _ESCAPE_MODULES
+            ]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[0] in _ESCAPE_MODULES
+        ):
             found.append(Finding(f"from {node.module} import", _where(cell, node)))
-        elif isinstance(node, ast.Name) and node.id.startswith("__") \
-                and node.id not in ("__name__",):
+        elif (
+            isinstance(node, ast.Name) and node.id.startswith("__") and node.id not in ("__name__",)
+        ):
             found.append(Finding(node.id, _where(cell, node)))
     return found

@@ -49,8 +49,12 @@ class _Rename(ast.NodeTransformer):
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.AST:
         node.name = self._new(node.name)
         body = node.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        if (
+            body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]
         node.returns = None
         self.generic_visit(node)
@@ -68,9 +72,13 @@ def normalise(source: str, function: str) -> str | None:
         return None
     fn = defs[-1]
     if any(isinstance(n, ast.Raise) and "NotImplementedError" in ast.dump(n) for n in fn.body):
-        return None                                     # the untouched stub
-    imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
-                if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+        return None  # the untouched stub
+    imported = {
+        (a.asname or a.name).split(".")[0]
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.Import, ast.ImportFrom))
+        for a in n.names
+    }
     fn = _Rename(imported | {"torch", "F", "itertools", "math"}).visit(fn)
     fn.name = function
     return ast.dump(fn, annotate_fields=False, include_attributes=False)
@@ -109,12 +117,14 @@ def similar(root: Path, assignment: str, released: dict[str, Any]) -> SimilarRep
         qid, _, variant = key.partition(":")
         public = exercise(qid)
         published = {"public": public.solution_code} | {
-            v.name: public.variant(v.name).solution_code for v in public.variants}
+            v.name: public.variant(v.name).solution_code for v in public.variants
+        }
         solutions = {normalise(code, public.name): name for name, code in published.items()}
         for shape, students in by_shape.items():
             if len(students) > 1:
                 report.groups.setdefault(key, []).append(sorted(students))
             if shape in solutions:
                 report.published.setdefault(key, []).extend(
-                    (s, solutions[shape]) for s in sorted(students))
+                    (s, solutions[shape]) for s in sorted(students)
+                )
     return report

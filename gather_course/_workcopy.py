@@ -38,7 +38,8 @@ def course_files(course: Path = _COURSE) -> list[Path]:
         raise GatherCourseError(
             f"the course's notebooks are not in {course}: expected notebooks/*.ipynb and "
             "exercises/<assignment>/<assignment>.ipynb. Install the course from its git "
-            "clone (pip install -e .), as the README says.")
+            "clone (pip install -e .), as the README says."
+        )
     return [p.relative_to(course) for p in lectures + exercises]
 
 
@@ -62,13 +63,15 @@ def make_working_copy(path: str | Path | None = None, course: Path = _COURSE) ->
         raise GatherCourseError(
             f"{folder} is inside the course's own folder {course}: your work would change the "
             f"course's files. Pick a folder of your own, e.g. `gather-course start "
-            f"{DEFAULT_DIR}`.")
+            f"{DEFAULT_DIR}`."
+        )
     if folder.exists() and not folder.is_dir():
         raise GatherCourseError(f"{folder} is a file; expected a folder for your working copy.")
     if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
         raise GatherCourseError(
             f"{folder} already holds other files and is not a working copy of the course "
-            f"(no {MARKER}). Pick a new or empty folder, so nothing of yours gets mixed in.")
+            f"(no {MARKER}). Pick a new or empty folder, so nothing of yours gets mixed in."
+        )
     files = course_files(course)
     copied = Copied(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -78,7 +81,7 @@ def make_working_copy(path: str | Path | None = None, course: Path = _COURSE) ->
             copied.kept.append(rel)
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(course / rel, "rb") as src, open(target, "xb") as dst:   # x: never overwrite
+        with open(course / rel, "rb") as src, open(target, "xb") as dst:  # x: never overwrite
             shutil.copyfileobj(src, dst)
         copied.added.append(rel)
     marker = folder / MARKER
@@ -90,8 +93,9 @@ def make_working_copy(path: str | Path | None = None, course: Path = _COURSE) ->
 def lab_command(folder: Path, extra: list[str]) -> tuple[list[str], dict[str, str]]:
     """The ``jupyter lab`` command line and environment that open ``folder`` for a learner."""
     env = dict(os.environ)
-    paths = [str(LEARNER_CONFIG)] + [p for p in env.get("JUPYTER_CONFIG_PATH", "").split(
-        os.pathsep) if p]
+    paths = [str(LEARNER_CONFIG)] + [
+        p for p in env.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep) if p
+    ]
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(paths)
     return ["jupyter", "lab", f"--ServerApp.root_dir={folder}", *extra], env
 
@@ -103,7 +107,8 @@ def exercise_notebooks(folder: Path) -> list[Path]:
     if not (folder / MARKER).is_file():
         raise GatherCourseError(
             f"{folder} is not a working copy of the course (no {MARKER}); make one with "
-            f"`gather-course start {folder}`, or pass the folder you made.")
+            f"`gather-course start {folder}`, or pass the folder you made."
+        )
     found = sorted((folder / "exercises").glob("*/*.ipynb"))
     order = {name: i for i, name in enumerate(assignment_order())}
     return sorted(found, key=lambda p: (order.get(p.parent.name, len(order)), p.name))

@@ -34,14 +34,15 @@ import traceback
 from typing import Any
 
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
-_RESULT_CAP = 256 * 2**20           # bytes of results a job may send back
+_RESULT_CAP = 256 * 2**20  # bytes of results a job may send back
 _BEAT = b"."
-_MOUNTS: frozenset[str] = frozenset()      # read-only binds under the sandbox's /tmp
-_BASE_RSS = 0                              # the zygote's own resident memory (children share it)
+_MOUNTS: frozenset[str] = frozenset()  # read-only binds under the sandbox's /tmp
+_BASE_RSS = 0  # the zygote's own resident memory (children share it)
 
 
 # -- framing (the same in _sandbox): 4-byte header length, JSON header, 8-byte payload length,
 #    payload bytes ------------------------------------------------------------------------------
+
 
 def _read_exact(fd: int, n: int) -> bytes:
     parts, left = [], n
@@ -66,15 +67,16 @@ def write_frame(fd: int, header: dict, payload: bytes = b"") -> None:
     data = struct.pack(">I", len(head)) + head + struct.pack(">Q", len(payload)) + payload
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 # -- the zygote --------------------------------------------------------------------------------
 
+
 def _prctl(option: int, value: int) -> None:
     try:
         ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
-    except (OSError, AttributeError):      # not Linux: the limits and timeouts still hold
+    except (OSError, AttributeError):  # not Linux: the limits and timeouts still hold
         pass
 
 
@@ -101,7 +103,10 @@ def _sweep(deadline: float) -> tuple[float, bool]:
     while True:
         children = _my_children()
         for pid in children:
-            for kill in (lambda p: os.killpg(p, signal.SIGKILL), lambda p: os.kill(p, signal.SIGKILL)):
+            for kill in (
+                lambda p: os.killpg(p, signal.SIGKILL),
+                lambda p: os.kill(p, signal.SIGKILL),
+            ):
                 try:
                     kill(pid)
                 except OSError:
@@ -155,7 +160,7 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
     beat_r, beat_w = os.pipe()
     started = time.monotonic()
     pid = os.fork()
-    if pid == 0:                                             # the child: never returns
+    if pid == 0:  # the child: never returns
         code = 70
         try:
             os.close(beat_r)
@@ -172,7 +177,7 @@ def _run_job(header: dict, payload: bytes, pipes: tuple[int, int], base: str) ->
         if ready and os.read(beat_r, 4096):
             last_beat = time.monotonic()
         done, wstatus, ru = os.wait4(pid, os.WNOHANG | os.WUNTRACED)
-        if done and os.WIFSTOPPED(wstatus):      # the child stops itself before its calls
+        if done and os.WIFSTOPPED(wstatus):  # the child stops itself before its calls
             if at_stop is None:
                 at_stop = _cpu_of(pid)
             os.kill(pid, signal.SIGCONT)
@@ -272,9 +277,9 @@ def main() -> None:
     import gather_course.questions  # noqa: F401 - warm: the notebooks import it
     from gather_course.questions._check import _OpCounter
 
-    with _OpCounter():                                       # torch's one-time set-up, paid here
+    with _OpCounter():  # torch's one-time set-up, paid here
         torch.zeros(1) + 1
-    _prctl(_PR_SET_DUMPABLE, 0)        # children cannot ptrace us or read our memory
+    _prctl(_PR_SET_DUMPABLE, 0)  # children cannot ptrace us or read our memory
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # whatever a child leaves behind becomes ours to kill
     global _MOUNTS, _BASE_RSS
     _MOUNTS = _mounts_under(tempfile.gettempdir())
@@ -292,6 +297,7 @@ def main() -> None:
 
 
 # -- the child ---------------------------------------------------------------------------------
+
 
 def _limit(kind: int, value: int) -> None:
     soft, hard = resource.getrlimit(kind)
@@ -322,12 +328,12 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
     _limit(resource.RLIMIT_CPU, int(header["job_limit"]) + 1)
     _limit(resource.RLIMIT_FSIZE, _RESULT_CAP + 2**20)
     _limit(resource.RLIMIT_CORE, 0)
-    if os.getuid() != 0:                                     # root ignores RLIMIT_NPROC
+    if os.getuid() != 0:  # root ignores RLIMIT_NPROC
         _limit(resource.RLIMIT_NPROC, 256)
 
     calls = torch.load(io.BytesIO(payload), weights_only=True) if payload else []
     timing = header.get("timing")
-    if timing:                                               # built before learner code runs
+    if timing:  # built before learner code runs
         from gather_course.questions import exercise
 
         gen = torch.Generator().manual_seed(int(timing["seed"]))
@@ -346,7 +352,7 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
     stop, getpid, save, opener = os.kill, os.getpid, torch.save, builtins.open
     counter_type = _OpCounter
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
-    limit = float(header["call_limit"]) * 0.9            # ours first; the zygote's is the backstop
+    limit = float(header["call_limit"]) * 0.9  # ours first; the zygote's is the backstop
 
     def too_long(signum: int, frame: Any) -> None:
         raise TookTooLong(f"it ran longer than {header['call_limit']:g} s and was stopped")
@@ -368,21 +374,20 @@ def _child(header: dict, payload: bytes, jobdir: str, beat_w: int, pipes: tuple[
         beat()
     fn = namespace.get(header["function"]) if header.get("function") else None
     if timing:
-        stop(getpid(), signal.SIGSTOP)        # the zygote reads our CPU time here
+        stop(getpid(), signal.SIGSTOP)  # the zygote reads our CPU time here
     results = []
     for n, call in enumerate(calls):
         beat()
         signal.setitimer(signal.ITIMER_REAL, 0 if timing else limit)
         try:
-            results.append(_call(fn, call, counter_type,
-                                 keep=not timing or n == len(calls) - 1))
-        except TookTooLong as exc:       # raised between our own lines: still this call's
+            results.append(_call(fn, call, counter_type, keep=not timing or n == len(calls) - 1))
+        except TookTooLong as exc:  # raised between our own lines: still this call's
             results.append({"raised": _describe(exc)})
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         beat()
         if (results[-1].get("raised") or {}).get("type") == "TookTooLong":
-            break                        # the verdict is known: the rest would only wait
+            break  # the verdict is known: the rest would only wait
     with opener(os.path.join(jobdir, "result.pt"), "wb") as f:
         save({"cells": cells, "results": results}, f)
 
@@ -399,8 +404,12 @@ def _describe(exc: BaseException) -> dict:
         if frame.filename.startswith("<cell"):
             where = f"line {frame.lineno}: {(frame.line or '').strip()}"
             break
-    return {"type": type(exc).__name__, "message": lines[0] if lines else "", "where": where,
-            "not_implemented": isinstance(exc, NotImplementedError)}
+    return {
+        "type": type(exc).__name__,
+        "message": lines[0] if lines else "",
+        "where": where,
+        "not_implemented": isinstance(exc, NotImplementedError),
+    }
 
 
 def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
@@ -409,7 +418,7 @@ def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
         return {"missing": True}
     if not callable(fn):
         return {"not_callable": _type_name(fn)}
-    inputs = call["inputs"]                  # each call's own tensors, strides as the referee made them
+    inputs = call["inputs"]  # each call's own tensors, strides as the referee made them
     counter = counter_type()
     try:
         if call.get("count_ops"):
@@ -422,7 +431,7 @@ def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
         if isinstance(exc, Exception) and not isinstance(exc, NotImplementedError):
             from gather_course.diagnose import _gather_failure  # (imported by the zygote)
 
-            raised["gather"] = _gather_failure(fn, inputs)        # which gather rule, if any
+            raised["gather"] = _gather_failure(fn, inputs)  # which gather rule, if any
         return {"raised": raised}
     try:
         plain = _plain(value) if keep else None

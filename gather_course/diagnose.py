@@ -101,7 +101,7 @@ class _GatherWitness(TorchDispatchMode):
         self.failed: tuple[Any, Any, Any] | None = None
 
     @classmethod
-    def _should_skip_dynamo(cls) -> bool:    # no dynamo import (about 1 s); never compiled
+    def _should_skip_dynamo(cls) -> bool:  # no dynamo import (about 1 s); never compiled
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):

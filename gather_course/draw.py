@@ -19,28 +19,37 @@ from ._text import fmt_pos, fmt_value
 
 __all__ = ["draw_gather", "draw_gather_grad"]
 
-_MAX_SIDE = 12          # cells per row or column that stay readable
-_GAP_PT = 56            # least space between panels, in points
-_SLICE_GAP = 0.6        # space between the slices of a 3-D tensor, in cells
-_UNREAD = "#e8e8e8"     # grey: an input cell nobody reads
-_VALUE_PT = 10          # cell values and panel titles, in points
-_SMALL_PT = 9           # source labels, slice labels, the dim label: readable at the default dpi
-_MIN_CELL_PT = 40       # a cell is at least this many points wide (0.55 inch)
-_PAD_PT = 10            # free space around the widest text of a cell
-_LINE = 1.25            # a line of text is this many times its font size high
+_MAX_SIDE = 12  # cells per row or column that stay readable
+_GAP_PT = 56  # least space between panels, in points
+_SLICE_GAP = 0.6  # space between the slices of a 3-D tensor, in cells
+_UNREAD = "#e8e8e8"  # grey: an input cell nobody reads
+_VALUE_PT = 10  # cell values and panel titles, in points
+_SMALL_PT = 9  # source labels, slice labels, the dim label: readable at the default dpi
+_MIN_CELL_PT = 40  # a cell is at least this many points wide (0.55 inch)
+_PAD_PT = 10  # free space around the widest text of a cell
+_LINE = 1.25  # a line of text is this many times its font size high
 
 # tab10 without its grey (grey means "unread"), mixed 35 % with white so that black text
 # stays readable on every colour: nine hues told apart at a glance (the closest pair,
 # purple and pink, is 17 CIELAB units apart). Positions past the ninth reuse the hues,
 # hatched.
-_HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-         "#8c564b", "#e377c2", "#bcbd22", "#17becf"]
+_HUES = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#bcbd22",
+    "#17becf",
+]
 _HATCHES = ["", "///", "xx"]
 
 
 def _lighten(hex_colour: str, amount: float = 0.35) -> tuple[float, float, float]:
     """``#rrggbb`` mixed with white (``amount`` 0: the colour itself, 1: white)."""
-    r, g, b = (int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5))
+    r, g, b = (int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5))
     return r + (1 - r) * amount, g + (1 - g) * amount, b + (1 - b) * amount
 
 
@@ -63,8 +72,9 @@ def _grid_size(t: torch.Tensor) -> tuple[int, int, int]:
 
 def _cells(t: torch.Tensor) -> dict[tuple[int, ...], tuple[int, int, int]]:
     """Map each position of a 0-3-D tensor to (slice, row, column) in the drawing."""
-    return {pos: (0,) * (3 - len(pos)) + pos
-            for pos in itertools.product(*(range(s) for s in t.shape))}
+    return {
+        pos: (0,) * (3 - len(pos)) + pos for pos in itertools.product(*(range(s) for s in t.shape))
+    }
 
 
 @dataclass
@@ -74,7 +84,7 @@ class _Panel:
     t: torch.Tensor
     title: str
     texts: dict
-    keys: dict                          # position -> position along the gather dim (colour)
+    keys: dict  # position -> position along the gather dim (colour)
     subtexts: dict = field(default_factory=dict)
     x0: float = 0.0
 
@@ -103,28 +113,66 @@ class _Panel:
         slices, rows, cols = self.size
         for s in range(slices):
             if slices > 1:
-                ax.text(self.x0 - 0.15, s * (rows + _SLICE_GAP) + rows / 2, f"[{s}]",
-                        ha="right", va="center", fontsize=_SMALL_PT, color="#444444")
+                ax.text(
+                    self.x0 - 0.15,
+                    s * (rows + _SLICE_GAP) + rows / 2,
+                    f"[{s}]",
+                    ha="right",
+                    va="center",
+                    fontsize=_SMALL_PT,
+                    color="#444444",
+                )
         value_y = 0.36 if self.subtexts else 0.5
         for pos, (s, r, c) in _cells(self.t).items():
             top = s * (rows + _SLICE_GAP) + r
             key = self.keys.get(pos)
             face, hatch = _style(key) if key is not None else (_UNREAD, "")
-            ax.add_patch(Rectangle((self.x0 + c, top), 1, 1, facecolor=face, hatch=hatch,
-                                   edgecolor="#444444", linewidth=1))
+            ax.add_patch(
+                Rectangle(
+                    (self.x0 + c, top),
+                    1,
+                    1,
+                    facecolor=face,
+                    hatch=hatch,
+                    edgecolor="#444444",
+                    linewidth=1,
+                )
+            )
             box = dict(boxstyle="round,pad=0.1", fc="white", ec="none", alpha=0.85)
-            ax.text(self.x0 + c + 0.5, top + value_y, self.texts[pos], ha="center",
-                    va="center", fontsize=_VALUE_PT, bbox=box if hatch else None)
+            ax.text(
+                self.x0 + c + 0.5,
+                top + value_y,
+                self.texts[pos],
+                ha="center",
+                va="center",
+                fontsize=_VALUE_PT,
+                bbox=box if hatch else None,
+            )
             if self.subtexts:
-                ax.text(self.x0 + c + 0.5, top + 0.77, self.subtexts[pos], ha="center",
-                        va="center", fontsize=_SMALL_PT, color="#222222",
-                        bbox=box if hatch else None)
-        ax.text(self.x0 + cols / 2, -0.3, self.title, ha="center", va="bottom",
-                fontsize=_VALUE_PT, fontweight="bold")
+                ax.text(
+                    self.x0 + c + 0.5,
+                    top + 0.77,
+                    self.subtexts[pos],
+                    ha="center",
+                    va="center",
+                    fontsize=_SMALL_PT,
+                    color="#222222",
+                    bbox=box if hatch else None,
+                )
+        ax.text(
+            self.x0 + cols / 2,
+            -0.3,
+            self.title,
+            ha="center",
+            va="bottom",
+            fontsize=_VALUE_PT,
+            fontweight="bold",
+        )
 
 
-def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
-                ax: Axes | None = None) -> Figure:
+def draw_gather(
+    input: torch.Tensor, dim: int, index: torch.Tensor, ax: Axes | None = None
+) -> Figure:
     """Draw input, index and ``out = torch.gather(input, dim, index)`` side by side.
 
     The colour of a cell is a position along ``dim``: an index cell has the colour of
@@ -143,11 +191,13 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
         if t.dim() > 3:
             raise GatherCourseError(
                 f"draw_gather draws 1-D, 2-D and 3-D tensors; {name} has {t.dim()} dims "
-                f"(shape {list(t.shape)}). Slice it first, e.g. {name}[0].")
+                f"(shape {list(t.shape)}). Slice it first, e.g. {name}[0]."
+            )
         if any(s > _MAX_SIDE for s in t.shape) or t.numel() > 200:
             raise GatherCourseError(
                 f"{name} has shape {list(t.shape)}: too large to draw readably (at most "
-                f"{_MAX_SIDE} per dim and 200 cells). Draw a slice, e.g. {name}[:4, :4].")
+                f"{_MAX_SIDE} per dim and 200 cells). Draw a slice, e.g. {name}[:4, :4]."
+            )
     if ax is not None and not isinstance(ax, Axes):
         raise GatherCourseError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}.")
 
@@ -157,7 +207,7 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
     sources = {}
     for pos in itertools.product(*(range(s) for s in idx.shape)):
         sources[pos] = source_position(pos, d, idx) if inp.dim() else ()
-    key = {p: (s[d] if s else 0) for p, s in sources.items()}     # the position along dim
+    key = {p: (s[d] if s else 0) for p, s in sources.items()}  # the position along dim
     out = torch.gather(inp, d, idx)
 
     def source_label(s: tuple[int, ...]) -> str:
@@ -165,23 +215,34 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
         return f"in{fmt_pos(s)}" if len(s) < 3 else f"in[{','.join(map(str, s))}]"
 
     panels = [
-        _Panel(inp, f"input {list(inp.shape)}", {p: fmt_value(inp[p]) for p in _cells(inp)},
-               {s: (s[d] if s else 0) for s in sources.values()}),
+        _Panel(
+            inp,
+            f"input {list(inp.shape)}",
+            {p: fmt_value(inp[p]) for p in _cells(inp)},
+            {s: (s[d] if s else 0) for s in sources.values()},
+        ),
         _Panel(idx, f"index {list(idx.shape)}", {p: fmt_value(idx[p]) for p in _cells(idx)}, key),
-        _Panel(out, f"out (dim={dim})", {p: fmt_value(out[p]) for p in _cells(out)}, key,
-               {p: source_label(s) for p, s in sources.items()}),
+        _Panel(
+            out,
+            f"out (dim={dim})",
+            {p: fmt_value(out[p]) for p in _cells(out)},
+            key,
+            {p: source_label(s) for p, s in sources.items()},
+        ),
     ]
 
     # One cell is `unit` points wide: wide enough for its widest text.
-    unit = max([_MIN_CELL_PT]
-               + [_width_pt(t, _VALUE_PT) + _PAD_PT for p in panels for t in p.texts.values()]
-               + [_width_pt(t, _SMALL_PT) + _PAD_PT for p in panels for t in p.subtexts.values()])
-    small_h = _LINE * _SMALL_PT / unit                 # a line of small text, in cells
+    unit = max(
+        [_MIN_CELL_PT]
+        + [_width_pt(t, _VALUE_PT) + _PAD_PT for p in panels for t in p.texts.values()]
+        + [_width_pt(t, _SMALL_PT) + _PAD_PT for p in panels for t in p.subtexts.values()]
+    )
+    small_h = _LINE * _SMALL_PT / unit  # a line of small text, in cells
     title_h = _LINE * _VALUE_PT / unit
 
     # The dim arrow beside (or below) the input grid, and where the panels go.
     slices, rows, cols = _grid_size(inp)
-    axis = d + 3 - effective_ndim(inp)                  # which of (slice, row, column) it is
+    axis = d + 3 - effective_ndim(inp)  # which of (slice, row, column) it is
     left, _ = panels[0].extents(unit)
     if axis == 2:
         arrow_y = panels[0].height + 0.35
@@ -201,17 +262,48 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
     for panel in panels:
         panel.draw(ax)
     if axis == 2:
-        ax.add_patch(FancyArrowPatch((0, arrow_y), (cols, arrow_y), arrowstyle="-|>",
-                                     mutation_scale=12, color="#c0392b", linewidth=1.5))
-        ax.text(cols / 2, arrow_y + 0.2, f"dim={d}", color="#c0392b", fontsize=_SMALL_PT,
-                ha="center", va="top")
+        ax.add_patch(
+            FancyArrowPatch(
+                (0, arrow_y),
+                (cols, arrow_y),
+                arrowstyle="-|>",
+                mutation_scale=12,
+                color="#c0392b",
+                linewidth=1.5,
+            )
+        )
+        ax.text(
+            cols / 2,
+            arrow_y + 0.2,
+            f"dim={d}",
+            color="#c0392b",
+            fontsize=_SMALL_PT,
+            ha="center",
+            va="top",
+        )
         bottom = max(max(p.height for p in panels), arrow_y + 0.2 + small_h)
     else:
         span = (0, panels[0].height) if axis == 0 else (0, rows)
-        ax.add_patch(FancyArrowPatch((arrow_x, span[0]), (arrow_x, span[1]), arrowstyle="-|>",
-                                     mutation_scale=12, color="#c0392b", linewidth=1.5))
-        ax.text(label_x, sum(span) / 2, f"dim={d}", color="#c0392b", fontsize=_SMALL_PT,
-                ha="center", va="center", rotation=90)
+        ax.add_patch(
+            FancyArrowPatch(
+                (arrow_x, span[0]),
+                (arrow_x, span[1]),
+                arrowstyle="-|>",
+                mutation_scale=12,
+                color="#c0392b",
+                linewidth=1.5,
+            )
+        )
+        ax.text(
+            label_x,
+            sum(span) / 2,
+            f"dim={d}",
+            color="#c0392b",
+            fontsize=_SMALL_PT,
+            ha="center",
+            va="center",
+            rotation=90,
+        )
         bottom = max(p.height for p in panels)
 
     x_min = -left - 0.25
@@ -222,18 +314,27 @@ def draw_gather(input: torch.Tensor, dim: int, index: torch.Tensor,
     ax.set_ylim(y_max, y_min)
     ax.set_aspect("equal")
     ax.axis("off")
-    if own:                                             # the axes fill the figure: one cell = unit
+    if own:  # the axes fill the figure: one cell = unit
         ax.figure.set_size_inches((x_max - x_min) * unit / 72, (y_max - y_min) * unit / 72)
     return ax.figure
 
 
 # --- gather's gradient: each grad_out value flows back to the cell it was read from ------
 
-_GRAD_HUES = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-              "#8c564b", "#e377c2", "#bcbd22", "#17becf"]     # tab10 without its grey
-_GRAD_GAP = 1.4          # room for the arrows between grad_out and grad_input, in cells
-_GRAD_SEP = 0.8          # space between one line's pair of strips and the next, in cells
-_GRAD_PT = (10, 9)       # font sizes: values and titles, then everything else
+_GRAD_HUES = [
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#bcbd22",
+    "#17becf",
+]  # tab10 without its grey
+_GRAD_GAP = 1.4  # room for the arrows between grad_out and grad_input, in cells
+_GRAD_SEP = 0.8  # space between one line's pair of strips and the next, in cells
+_GRAD_PT = (10, 9)  # font sizes: values and titles, then everything else
 
 
 def _grad_colour(k: int, white: float) -> tuple[float, float, float]:
@@ -255,16 +356,22 @@ def _grad_text_pt(text: str, size: float, bold: bool = False) -> float:
 
 def _grad_cell(ax: Axes, x: float, y: float, face: Any, text: str, sub: str) -> None:
     ax.add_patch(Rectangle((x, y), 1, 1, facecolor=face, edgecolor="#444444", linewidth=1))
-    ax.text(x + 0.5, y + (0.36 if sub else 0.5), text, ha="center", va="center",
-            fontsize=_GRAD_PT[0])
+    ax.text(
+        x + 0.5, y + (0.36 if sub else 0.5), text, ha="center", va="center", fontsize=_GRAD_PT[0]
+    )
     if sub:
-        ax.text(x + 0.5, y + 0.76, sub, ha="center", va="center", fontsize=_GRAD_PT[1],
-                color="#222222")
+        ax.text(
+            x + 0.5, y + 0.76, sub, ha="center", va="center", fontsize=_GRAD_PT[1], color="#222222"
+        )
 
 
-def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
-                     input_shape: tuple[int, ...] | torch.Size,
-                     ax: Axes | None = None) -> Figure:
+def draw_gather_grad(
+    grad_out: torch.Tensor,
+    dim: int,
+    index: torch.Tensor,
+    input_shape: tuple[int, ...] | torch.Size,
+    ax: Axes | None = None,
+) -> Figure:
     """Draw gather's backward: every ``grad_out`` value is added to the cell it was read from.
 
     ``grad_input = zeros(input_shape).scatter_add(dim, index, grad_out)``. The drawing
@@ -280,22 +387,31 @@ def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
     ...                        torch.tensor([[0, 0, 2]]), (1, 4))
     """
     if not isinstance(grad_out, torch.Tensor) or not isinstance(index, torch.Tensor):
-        raise GatherCourseError("grad_out and index must be tensors, got "
-                                f"{type(grad_out).__name__} and {type(index).__name__}.")
+        raise GatherCourseError(
+            "grad_out and index must be tensors, got "
+            f"{type(grad_out).__name__} and {type(index).__name__}."
+        )
     try:
         shape = tuple(int(s) for s in input_shape)
     except (TypeError, ValueError):
-        raise GatherCourseError("input_shape must be a tuple of ints or a torch.Size, got "
-                                f"{input_shape!r}.") from None
+        raise GatherCourseError(
+            f"input_shape must be a tuple of ints or a torch.Size, got {input_shape!r}."
+        ) from None
     if not 1 <= len(shape) <= 3:
-        raise GatherCourseError(f"draw_gather_grad draws 1-D to 3-D tensors; input_shape "
-                                f"is {list(shape)}.")
-    ensure_valid(torch.empty(shape), dim, index.detach().cpu(),
-                 "cannot draw the gradient of a call torch.gather rejects")
+        raise GatherCourseError(
+            f"draw_gather_grad draws 1-D to 3-D tensors; input_shape is {list(shape)}."
+        )
+    ensure_valid(
+        torch.empty(shape),
+        dim,
+        index.detach().cpu(),
+        "cannot draw the gradient of a call torch.gather rejects",
+    )
     if grad_out.shape != index.shape:
         raise GatherCourseError(
             f"grad_out has shape {list(grad_out.shape)} but index has {list(index.shape)}: "
-            "grad_out is the gradient of gather's output, which has index's shape.")
+            "grad_out is the gradient of gather's output, which has index's shape."
+        )
     if ax is not None and not isinstance(ax, Axes):
         raise GatherCourseError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}.")
 
@@ -308,7 +424,8 @@ def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
     if len(lines) > 8 or max(n_out, n_in) > 12:
         raise GatherCourseError(
             f"{len(lines)} lines of up to {max(n_out, n_in)} cells along dim {d}: too many "
-            "to draw readably (at most 8 lines of 12). Draw a small example.")
+            "to draw readably (at most 8 lines of 12). Draw a small example."
+        )
 
     def full(line: tuple[int, ...], j: int) -> tuple[int, ...]:
         return line[:d] + (j,) + line[d:]
@@ -319,14 +436,18 @@ def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
         return "[" + ", ".join(parts) + "]"
 
     in_index = set(itertools.product(*(range(s) for s in idx.shape)))
-    sources = [{} for _ in lines]        # per line: position along dim -> the j's that go there
+    sources = [{} for _ in lines]  # per line: position along dim -> the j's that go there
     for k, line in enumerate(lines):
         for j in range(n_out):
             if full(line, j) in in_index:
                 sources[k].setdefault(int(idx[full(line, j)]), []).append(j)
-    hues = {p: h for h, p in enumerate(sorted(full(line, c) for k, line in enumerate(lines)
-                                              for c in sources[k]))}
-    out_cells, in_cells = {}, {}         # (line number, position along dim): (text, subtext)
+    hues = {
+        p: h
+        for h, p in enumerate(
+            sorted(full(line, c) for k, line in enumerate(lines) for c in sources[k])
+        )
+    }
+    out_cells, in_cells = {}, {}  # (line number, position along dim): (text, subtext)
     for k, line in enumerate(lines):
         for c, js in sources[k].items():
             for j in js:
@@ -334,31 +455,33 @@ def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
         for c in range(n_in):
             js = sources[k].get(c, [])
             terms = "+".join(fmt_value(g[full(line, j)]) for j in js)
-            in_cells[k, c] = (fmt_value(grad_in[full(line, c)]),
-                              "" if len(js) < 2 else terms if len(terms) <= 12
-                              else f"{len(js)} terms")
+            in_cells[k, c] = (
+                fmt_value(grad_in[full(line, c)]),
+                "" if len(js) < 2 else terms if len(terms) <= 12 else f"{len(js)} terms",
+            )
     title = f"gather(dim={dim}) backward"
     formula = f"grad_input = zeros.scatter_add({dim}, index, grad_out)"
     labels = [f"{t}{name(line)}" for line in lines for t in ("grad_out", "grad_input")]
     big, small = _GRAD_PT
     # One cell is `unit` points wide: wide enough for its widest text, 40 pt at least.
-    unit = max([40.0] + [_grad_text_pt(t, big) + 10 for t, _ in [*out_cells.values(),
-                                                                  *in_cells.values()]]
-               + [_grad_text_pt(s, small) + 8 for _, s in [*out_cells.values(),
-                                                            *in_cells.values()]])
+    unit = max(
+        [40.0]
+        + [_grad_text_pt(t, big) + 10 for t, _ in [*out_cells.values(), *in_cells.values()]]
+        + [_grad_text_pt(s, small) + 8 for _, s in [*out_cells.values(), *in_cells.values()]]
+    )
     left = (max(_grad_text_pt(s, small) for s in labels) + 14) / unit
     width = max(n_out, n_in)
     lo, hi = -left, width + 0.3
     note = "(index has no cells here)"
-    if not all(sources):                  # the note on a line index does not reach must fit
+    if not all(sources):  # the note on a line index does not reach must fit
         hi = max(hi, (_grad_text_pt(note, small) + 6) / unit)
     spare = (max(_grad_text_pt(formula, small), _grad_text_pt(title, big, True)) + 12) / unit
     spare -= hi - lo
-    if spare > 0:                         # widen both sides until the titles fit
+    if spare > 0:  # widen both sides until the titles fit
         lo, hi = lo - spare / 2, hi + spare / 2
     mid = (lo + hi) / 2
-    top = -(1.3 * (big + small) + 11) / unit     # room for the two title lines
-    pair = 2 + _GRAD_GAP                  # a grad_out strip, the arrows, a grad_input strip
+    top = -(1.3 * (big + small) + 11) / unit  # room for the two title lines
+    pair = 2 + _GRAD_GAP  # a grad_out strip, the arrows, a grad_input strip
     bottom = len(lines) * (pair + _GRAD_SEP) - _GRAD_SEP + 0.3
     own = ax is None
     if own:
@@ -369,23 +492,33 @@ def draw_gather_grad(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
         y_out = k * (pair + _GRAD_SEP)
         y_in = y_out + 1 + _GRAD_GAP
         ax.text(-6 / unit, y_out + 0.5, labels[2 * k], ha="right", va="center", fontsize=small)
-        ax.text(-6 / unit, y_in + 0.5, labels[2 * k + 1], ha="right", va="center",
-                fontsize=small)
+        ax.text(-6 / unit, y_in + 0.5, labels[2 * k + 1], ha="right", va="center", fontsize=small)
         if not sources[k]:
-            ax.text(0, y_out + 0.5, note, ha="left", va="center",
-                    fontsize=small, color="#555555")
+            ax.text(0, y_out + 0.5, note, ha="left", va="center", fontsize=small, color="#555555")
         for c, js in sources[k].items():
             for j in js:
-                _grad_cell(ax, j, y_out, _grad_colour(hues[full(line, c)], 0.55),
-                           *out_cells[k, j])
-                ax.add_patch(FancyArrowPatch(
-                    (j + 0.5, y_out + 1.02), (c + 0.5, y_in - 0.02), arrowstyle="-|>",
-                    mutation_scale=11, linewidth=1.4, shrinkA=0, shrinkB=0,
-                    color=_grad_colour(hues[full(line, c)], 0.0)))
+                _grad_cell(ax, j, y_out, _grad_colour(hues[full(line, c)], 0.55), *out_cells[k, j])
+                ax.add_patch(
+                    FancyArrowPatch(
+                        (j + 0.5, y_out + 1.02),
+                        (c + 0.5, y_in - 0.02),
+                        arrowstyle="-|>",
+                        mutation_scale=11,
+                        linewidth=1.4,
+                        shrinkA=0,
+                        shrinkB=0,
+                        color=_grad_colour(hues[full(line, c)], 0.0),
+                    )
+                )
         for c in range(n_in):
             reached = full(line, c) in hues
-            _grad_cell(ax, c, y_in, _grad_colour(hues[full(line, c)], 0.55) if reached
-                       else "#e8e8e8", *in_cells[k, c])
+            _grad_cell(
+                ax,
+                c,
+                y_in,
+                _grad_colour(hues[full(line, c)], 0.55) if reached else "#e8e8e8",
+                *in_cells[k, c],
+            )
     ax.text(mid, top + 3 / unit, title, ha="center", va="top", fontsize=big, fontweight="bold")
     ax.text(mid, -4 / unit, formula, ha="center", va="bottom", fontsize=small)
     ax.set_xlim(lo, hi)

@@ -34,20 +34,24 @@ class Explanation:
 def _position(position: Any, index: torch.Tensor) -> tuple[int, ...]:
     pos = (position,) if isinstance(position, int) and not isinstance(position, bool) else position
     if not isinstance(pos, Sequence) or not all(
-            isinstance(p, int) and not isinstance(p, bool) for p in pos):
+        isinstance(p, int) and not isinstance(p, bool) for p in pos
+    ):
         raise GatherCourseError(
             f"position must be an int or a tuple of ints (one per dim of index), "
-            f"got {type_name(position)}.")
+            f"got {type_name(position)}."
+        )
     shape = tuple(index.shape)
     if len(pos) != len(shape) or not all(-s <= p < s for p, s in zip(pos, shape)):
         raise GatherCourseError(
             f"position {tuple(pos)} is not a position of the output: the output has index's "
-            f"shape {list(shape)}, so give {len(shape)} coordinate(s), each within that size.")
+            f"shape {list(shape)}, so give {len(shape)} coordinate(s), each within that size."
+        )
     return tuple(p % s for p, s in zip(pos, shape))
 
 
-def explain(input: torch.Tensor, dim: int, index: torch.Tensor,
-            position: int | Sequence[int]) -> Explanation:
+def explain(
+    input: torch.Tensor, dim: int, index: torch.Tensor, position: int | Sequence[int]
+) -> Explanation:
     """Derive ``out[position]`` of ``torch.gather(input, dim, index)`` step by step.
 
     >>> x = torch.tensor([[10, 20, 30], [40, 50, 60]])
@@ -62,6 +66,8 @@ def explain(input: torch.Tensor, dim: int, index: torch.Tensor,
     symbolic[d] = f"index{fmt_pos(pos)}"
     source = input.reshape(1) if input.dim() == 0 else input
     value = source[numeric]
-    text = (f"out{fmt_pos(pos)} = input{fmt_pos(symbolic)} = input{fmt_pos(numeric)} "
-            f"= {fmt_value(value)}")
+    text = (
+        f"out{fmt_pos(pos)} = input{fmt_pos(symbolic)} = input{fmt_pos(numeric)} "
+        f"= {fmt_value(value)}"
+    )
     return Explanation(text, value.item())

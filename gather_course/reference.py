@@ -30,5 +30,5 @@ def gather_reference(input: torch.Tensor, dim: int, index: torch.Tensor) -> torc
     source = input.reshape(1) if input.dim() == 0 else input
     out = torch.empty(index.shape, dtype=input.dtype, device=input.device)
     for pos in itertools.product(*(range(s) for s in index.shape)):
-        out[pos] = source[source_position(pos, d, index)]   # index[pos] replaces pos[d]
+        out[pos] = source[source_position(pos, d, index)]  # index[pos] replaces pos[d]
     return out

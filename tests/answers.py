@@ -21,6 +21,7 @@ def right(qid):
     def deco(fn):
         RIGHT.setdefault(qid, []).append(fn)
         return fn
+
     return deco
 
 
@@ -28,6 +29,7 @@ def wrong(qid, tier):
     def deco(fn):
         WRONG.setdefault(qid, []).append((fn, tier))
         return fn
+
     return deco
 
 
@@ -37,7 +39,7 @@ def gather_loop_flat(input, dim, index):
     d = dim % input.dim()
     out = []
     for pos in itertools.product(*map(range, index.shape)):
-        src = pos[:d] + (index[pos].item(),) + pos[d + 1:]
+        src = pos[:d] + (index[pos].item(),) + pos[d + 1 :]
         out.append(input[src])
     return torch.stack(out).reshape(index.shape) if out else input.new_empty(index.shape)
 
@@ -55,7 +57,7 @@ def gather_loop_uses_gather(input, dim, index):
     return torch.gather(input, dim, index)
 
 
-@wrong("basics.gather_loop", T.WRONG_SHAPE)               # it broadcasts: not gather!
+@wrong("basics.gather_loop", T.WRONG_SHAPE)  # it broadcasts: not gather!
 def gather_loop_uses_take_along_dim(input, dim, index):
     return torch.take_along_dim(input, index.long(), dim)
 
@@ -71,7 +73,7 @@ def _fill_by_formula(out, input, dim, index):
 
 
 @wrong("basics.gather_loop", T.WRONG_SHAPE)
-def gather_loop_input_shape(input, dim, index):            # "output has input's shape"
+def gather_loop_input_shape(input, dim, index):  # "output has input's shape"
     return _fill_by_formula(input.clone(), input, dim, index)
 
 
@@ -85,7 +87,7 @@ def gather_loop_replaces_wrong_coordinate(input, dim, index):
     out = torch.empty(index.shape, dtype=input.dtype)
     for pos in itertools.product(*map(range, index.shape)):
         src = list(pos)
-        src[0] = int(index[pos])                            # always dim 0
+        src[0] = int(index[pos])  # always dim 0
         out[pos] = input[tuple(src)]
     return out
 
@@ -94,7 +96,7 @@ def gather_loop_replaces_wrong_coordinate(input, dim, index):
 def gather_loop_reads_flattened_input(input, dim, index):
     out = torch.empty(index.shape, dtype=input.dtype)
     for pos in itertools.product(*map(range, index.shape)):
-        out[pos] = input.flatten()[int(index[pos])]        # index as a flat position
+        out[pos] = input.flatten()[int(index[pos])]  # index as a flat position
     return out
 
 
@@ -116,7 +118,7 @@ def pick_advanced_indexing(x, cols):
 
 @right("basics.pick_per_row")
 def pick_one_hot(x, cols):
-    one_hot = F.one_hot(cols, x.size(1)).to(x.dtype)        # [R, K, C]
+    one_hot = F.one_hot(cols, x.size(1)).to(x.dtype)  # [R, K, C]
     return torch.einsum("rkc,rc->rk", one_hot, x)
 
 
@@ -155,8 +157,8 @@ def reverse_loops(input, output, dim):
 def reverse_broadcast_int32(input, output, dim):
     d = dim % input.dim()
     size = [min(o, i) if k != d else i for k, (o, i) in enumerate(zip(output.shape, input.shape))]
-    cand = input[tuple(slice(0, s) for s in size)]           # the part gather can read
-    hits = cand.unsqueeze(d + 1) == output.unsqueeze(d)       # compare along dim
+    cand = input[tuple(slice(0, s) for s in size)]  # the part gather can read
+    hits = cand.unsqueeze(d + 1) == output.unsqueeze(d)  # compare along dim
     return hits.int().argmax(dim=d).to(torch.int32)
 
 
@@ -204,7 +206,7 @@ def labels_no_squeeze(logits, labels):
 
 
 @wrong("nlp.label_scores", T.EXCEPTION)
-def labels_dim_minus_2(logits, labels):                     # 003's dim=-2
+def labels_dim_minus_2(logits, labels):  # 003's dim=-2
     return logits.gather(-2, labels.unsqueeze(-1)).squeeze(-1)
 
 
@@ -275,7 +277,7 @@ def causal_no_log_softmax(logits, input_ids):
 @right("nlp.masked_nll")
 def nll_boolean_select(logits, labels, ignore_index=-100):
     keep = labels != ignore_index
-    lp = F.log_softmax(logits[keep], dim=-1)                 # [kept, V]
+    lp = F.log_softmax(logits[keep], dim=-1)  # [kept, V]
     return -lp.gather(1, labels[keep].unsqueeze(1)).mean()
 
 
@@ -333,13 +335,13 @@ def pixels_two_gathers(features, coords):
     B, C, H, W = features.shape
     P = coords.size(1)
     y = coords[..., 0][:, None, :, None].expand(B, C, P, W)
-    rows = features.gather(2, y)                              # [B, C, P, W]
+    rows = features.gather(2, y)  # [B, C, P, W]
     x = coords[..., 1][:, None, :, None].expand(B, C, P, 1)
     return rows.gather(3, x).squeeze(-1)
 
 
 @wrong("vision.gather_pixels", T.EXCEPTION)
-def pixels_article(features, coords):                      # 001 section 3, as written
+def pixels_article(features, coords):  # 001 section 3, as written
     C = features.size(1)
     y, x = coords[:, :, 0], coords[:, :, 1]
     h = torch.gather(features, 2, y.unsqueeze(1).expand(-1, C, -1).unsqueeze(-1))
@@ -349,14 +351,14 @@ def pixels_article(features, coords):                      # 001 section 3, as w
 @wrong("vision.gather_pixels", T.WRONG_VALUES)
 def pixels_stride_h(features, coords):
     B, C, H, W = features.shape
-    lin = coords[..., 0] * H + coords[..., 1]               # H instead of W
+    lin = coords[..., 0] * H + coords[..., 1]  # H instead of W
     return features.flatten(2).gather(2, lin.unsqueeze(1).expand(-1, C, -1))
 
 
 @wrong("vision.gather_pixels", T.WRONG_VALUES)
 def pixels_swapped(features, coords):
     B, C, H, W = features.shape
-    lin = (coords[..., 1] * W + coords[..., 0]).clamp(max=H * W - 1)   # (x, y) mixed up
+    lin = (coords[..., 1] * W + coords[..., 0]).clamp(max=H * W - 1)  # (x, y) mixed up
     return features.flatten(2).gather(2, lin.unsqueeze(1).expand(-1, C, -1))
 
 
@@ -375,19 +377,19 @@ def heads_advanced(x, heads):
 
 @right("vision.select_heads")
 def heads_transpose_gather(x, heads):
-    xt = x.transpose(1, 2)                                   # [B, L, H, Dh]
+    xt = x.transpose(1, 2)  # [B, L, H, Dh]
     idx = heads[..., None, None].expand(-1, -1, 1, x.size(-1))
     return xt.gather(2, idx).squeeze(2)
 
 
 @wrong("vision.select_heads", T.WRONG_SHAPE)
-def heads_article(x, heads):                               # 001 section 5.1, as written
+def heads_article(x, heads):  # 001 section 5.1, as written
     idx = heads.unsqueeze(-1).unsqueeze(-1).expand(-1, -1, -1, x.size(-1))
     return torch.gather(x, 1, idx)
 
 
 @wrong("vision.select_heads", T.WRONG_VALUES)
-def heads_article_squeezed(x, heads):                      # runs, reads position 0 only
+def heads_article_squeezed(x, heads):  # runs, reads position 0 only
     idx = heads.unsqueeze(-1).unsqueeze(-1).expand(-1, -1, -1, x.size(-1))
     return torch.gather(x, 1, idx).squeeze(2)
 
@@ -395,7 +397,7 @@ def heads_article_squeezed(x, heads):                      # runs, reads positio
 @wrong("vision.select_heads", T.WRONG_SHAPE)
 def heads_all_positions(x, heads):
     B = x.size(0)
-    return x[torch.arange(B)[:, None], heads]                # [B, L, L, Dh]
+    return x[torch.arange(B)[:, None], heads]  # [B, L, L, Dh]
 
 
 # ---------------------------------------------------------------- topk.select_patches
@@ -406,7 +408,7 @@ def patches_argsort(patches, scores, k):
 
 
 @right("topk.select_patches")
-def patches_repeat(patches, scores, k):                    # MAE's repeat instead of expand
+def patches_repeat(patches, scores, k):  # MAE's repeat instead of expand
     idx = torch.topk(scores, k).indices
     return torch.gather(patches, 1, idx.unsqueeze(-1).repeat(1, 1, patches.size(-1)))
 
@@ -444,7 +446,7 @@ def back_scatter_add(selected, indices, n):
 
 
 @wrong("topk.scatter_back", T.WRONG_VALUES)
-def back_no_expand(selected, indices, n):                  # only feature 0 lands
+def back_no_expand(selected, indices, n):  # only feature 0 lands
     B, K, D = selected.shape
     return selected.new_zeros(B, n, D).scatter(1, indices.unsqueeze(-1), selected)
 
@@ -464,13 +466,13 @@ def back_gather(selected, indices, n):
 @wrong("topk.scatter_back", T.MUTATED)
 def back_writes_into_input(selected, indices, n):
     B, K, D = selected.shape
-    selected.mul_(1.0).zero_()                               # destroys the caller's data
+    selected.mul_(1.0).zero_()  # destroys the caller's data
     return selected.new_zeros(B, n, D)
 
 
 # ---------------------------------------------------------------- mae.random_masking
 @right("mae.random_masking")
-def masking_article(x, mask_ratio, noise):                 # MAE's own code, with repeat
+def masking_article(x, mask_ratio, noise):  # MAE's own code, with repeat
     N, L, D = x.shape
     len_keep = int(L * (1 - mask_ratio))
     ids_shuffle = torch.argsort(noise, dim=1)
@@ -547,7 +549,7 @@ def restore_with_ids_shuffle(x_visible, mask_token, ids_restore):
     N, K, D = x_visible.shape
     L = ids_restore.size(1)
     full = torch.cat([x_visible, mask_token.expand(N, L - K, D)], dim=1)
-    ids_shuffle = ids_restore.argsort(dim=1)                 # the inverse, by mistake
+    ids_shuffle = ids_restore.argsort(dim=1)  # the inverse, by mistake
     return full.gather(1, ids_shuffle.unsqueeze(-1).expand(-1, -1, D))
 
 
@@ -608,7 +610,7 @@ def backward_gather(grad_out, dim, index, input_shape):
 @right("friends.gather_via_take")
 def take_contiguous_strides(input, dim, index):
     d = dim % input.dim()
-    flat_input = input.contiguous()                          # then stride() is row-major
+    flat_input = input.contiguous()  # then stride() is row-major
     coords = torch.meshgrid(*[torch.arange(s) for s in index.shape], indexing="ij")
     linear = sum((index if k == d else c) * flat_input.stride(k) for k, c in enumerate(coords))
     return torch.take(flat_input, linear)
@@ -627,7 +629,7 @@ def take_ravel_multi_index(input, dim, index):
 
 
 @wrong("friends.gather_via_take", T.EXCEPTION)
-def take_memory_strides(input, dim, index):                # input.stride() of a strided view
+def take_memory_strides(input, dim, index):  # input.stride() of a strided view
     d = dim % input.dim()
     coords = torch.meshgrid(*[torch.arange(s) for s in index.shape], indexing="ij")
     linear = sum((index if k == d else c) * input.stride(k) for k, c in enumerate(coords))

@@ -28,9 +28,9 @@ DTYPES = [torch.int64, torch.int32, torch.int16, torch.uint8, torch.float32, tor
 
 def solution_fn(question: Any) -> Callable[..., Any]:
     """The question's reference solution (``.solution_code``, text) as a function."""
+    source = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
     namespace: dict[str, Any] = {}
-    exec("import itertools\nimport torch\nimport torch.nn.functional as F\n"  # noqa: S102 - the bank's own solution text
-         + question.solution_code, namespace)
+    exec(source + question.solution_code, namespace)  # noqa: S102 - the bank's own solution text
     return namespace[question.name]
 
 
@@ -55,12 +55,11 @@ def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(list(args))
-    except SystemExit as exit:                   # argparse: --help, a usage error
+    except SystemExit as exit:  # argparse: --help, a usage error
         code = exit.code if isinstance(exit.code, int) else 1
     finally:
         os.chdir(before)
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
-
 
 
 def random_call(rng: random.Random):
@@ -74,7 +73,7 @@ def random_call(rng: random.Random):
     for k in range(ind):
         base = shape[k] if k < nd else 1
         ishape.append(max(0, base + rng.choice([-1, 0, 0, 0, 1, 2])))
-    high = (shape[dim % eff] if nd and -eff <= dim < eff else 1)
+    high = shape[dim % eff] if nd and -eff <= dim < eff else 1
     dtype = rng.choice(DTYPES) if rng.random() < 0.2 else torch.int64
     lo = -1 if rng.random() < 0.1 else 0
     hi = high + (1 if rng.random() < 0.1 else 0)
@@ -103,8 +102,12 @@ def text_problems(fig: Figure, min_pt: float = 9.0) -> list[str]:
         for t, box in zip(texts, boxes):
             if t.get_fontsize() < min_pt:
                 problems.append(f"{t.get_text()!r} is {t.get_fontsize()} pt")
-            if (box.x0 < frame.x0 - 0.5 or box.x1 > frame.x1 + 0.5
-                    or box.y0 < frame.y0 - 0.5 or box.y1 > frame.y1 + 0.5):
+            if (
+                box.x0 < frame.x0 - 0.5
+                or box.x1 > frame.x1 + 0.5
+                or box.y0 < frame.y0 - 0.5
+                or box.y1 > frame.y1 + 0.5
+            ):
                 problems.append(f"{t.get_text()!r} leaves the axes")
         for (t1, b1), (t2, b2) in itertools.combinations(zip(texts, boxes), 2):
             overlap_x = min(b1.x1, b2.x1) - max(b1.x0, b2.x0)

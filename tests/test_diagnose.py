@@ -49,21 +49,24 @@ def test_dim_minus_2_with_token_ids_raises_and_suggests_last_dim():
 
 
 def test_dim_minus_2_silently_wrong_is_valid_but_noted():
-    ids = torch.tensor([[0, 2, 1], [1, 2, 0]])          # all < 3: runs, reads the wrong thing
+    ids = torch.tensor([[0, 2, 1], [1, 2, 0]])  # all < 3: runs, reads the wrong thing
     report = diagnose(torch.randn(2, 3, 5), -2, ids.unsqueeze(-1))
     assert report.ok
     assert any("smaller than input in dim 2" in n for n in report.notes)
 
 
-@pytest.mark.parametrize("index, rule, words", [
-    (torch.zeros(2, 2), "dtype", "index.long()"),
-    (torch.zeros(2, 2, dtype=torch.bool), "dtype", "mask.nonzero()"),
-    (torch.zeros(2, 2, dtype=torch.int16), "dtype", "int16"),
-    (torch.full((2, 2), -100), "range", "-100"),
-    (torch.full((2, 2), 3), "range", "1-based"),
-    (torch.zeros(3, 2, dtype=torch.long), "size", "index.size(0) is 3 but input.size(0) is 2"),
-    (torch.zeros(2, 2, 1, dtype=torch.long), "ndim", "remove the extra dims"),
-])
+@pytest.mark.parametrize(
+    "index, rule, words",
+    [
+        (torch.zeros(2, 2), "dtype", "index.long()"),
+        (torch.zeros(2, 2, dtype=torch.bool), "dtype", "mask.nonzero()"),
+        (torch.zeros(2, 2, dtype=torch.int16), "dtype", "int16"),
+        (torch.full((2, 2), -100), "range", "-100"),
+        (torch.full((2, 2), 3), "range", "1-based"),
+        (torch.zeros(3, 2, dtype=torch.long), "size", "index.size(0) is 3 but input.size(0) is 2"),
+        (torch.zeros(2, 2, 1, dtype=torch.long), "ndim", "remove the extra dims"),
+    ],
+)
 def test_each_rule_named(index, rule, words):
     report = diagnose(torch.zeros(2, 3), 1, index)
     assert not report.ok and rule in rules(report)

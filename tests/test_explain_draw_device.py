@@ -24,21 +24,29 @@ def test_explain_3d_dim0_negative_position_and_float():
     x = torch.arange(24.0).reshape(2, 3, 4)
     idx = torch.tensor([[[1, 0, 0, 0]]])
     assert str(explain(x, 0, idx, (0, 0, 0))) == (
-        "out[0][0][0] = input[index[0][0][0]][0][0] = input[1][0][0] = 12.0")
+        "out[0][0][0] = input[index[0][0][0]][0][0] = input[1][0][0] = 12.0"
+    )
     assert str(explain(x, -3, idx, (-1, -1, -1))).endswith("= 3.0")
 
 
 def test_explain_1d_int_position():
     assert str(explain(torch.tensor([10, 20, 30]), 0, torch.tensor([2, 0]), 0)) == (
-        "out[0] = input[index[0]] = input[2] = 30")
+        "out[0] = input[index[0]] = input[2] = 30"
+    )
 
 
-@pytest.mark.parametrize("position, words", [
-    ((2, 0), "not a position of the output"), ((0,), "give 2 coordinate(s)"),
-    ("a", "position must be an int or a tuple"),
-])
+@pytest.mark.parametrize(
+    "position, words",
+    [
+        ((2, 0), "not a position of the output"),
+        ((0,), "give 2 coordinate(s)"),
+        ("a", "position must be an int or a tuple"),
+    ],
+)
 def test_explain_bad_position(position, words):
-    with pytest.raises(GatherCourseError, match=r"(?s).*" + words.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(
+        GatherCourseError, match=r"(?s).*" + words.replace("(", r"\(").replace(")", r"\)")
+    ):
         explain(X, 1, I, position)
 
 
@@ -56,7 +64,7 @@ def test_draw_returns_figure_and_ties_output_colours_to_input():
     assert isinstance(fig, Figure)
     ax = fig.axes[0]
     rects = cells(ax)
-    assert len(rects) == 6 + 4 + 4                      # input, index, output cells
+    assert len(rects) == 6 + 4 + 4  # input, index, output cells
     inp, idx, out = rects[:6], rects[6:10], rects[10:]
     colour = lambda r: tuple(r.get_facecolor())
     # out[r][c] reads input[r][I[r][c]]: same colour; index cell too
@@ -72,10 +80,14 @@ def test_draw_returns_figure_and_ties_output_colours_to_input():
 def _lab(rgb):
     """sRGB (0-1) to CIELAB, D65: distances in it follow what the eye tells apart."""
     lin = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb[:3]]
-    xyz = [sum(m * c for m, c in zip(row, lin)) for row in
-           ((0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505))]
-    f = [t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
-         for t in (xyz[0] / 0.95047, xyz[1], xyz[2] / 1.08883)]
+    xyz = [
+        sum(m * c for m, c in zip(row, lin))
+        for row in ((0.4124, 0.3576, 0.1805), (0.2126, 0.7152, 0.0722), (0.0193, 0.1192, 0.9505))
+    ]
+    f = [
+        t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+        for t in (xyz[0] / 0.95047, xyz[1], xyz[2] / 1.08883)
+    ]
     return 116 * f[1] - 16, 500 * (f[0] - f[1]), 200 * (f[1] - f[2])
 
 
@@ -89,11 +101,12 @@ def test_draw_colours_are_told_apart_and_labels_are_readable():
     hues = {tuple(r.get_facecolor()[:3]) for r in first_index_row if not r.get_hatch()}
     assert len(hues) == 9
     closest = min(math.dist(_lab(a), _lab(b)) for a, b in itertools.combinations(hues, 2))
-    assert closest > 15, closest                    # the old pastel palette: 6.4
+    assert closest > 15, closest  # the old pastel palette: 6.4
     assert min(t.get_fontsize() for t in ax.texts) >= 9
     # every cell of input column k is read by an index value k: all have that colour
     assert {tuple(r.get_facecolor()) for r in cells(ax)[0:144:12]} == {
-        tuple(first_index_row[0].get_facecolor())}
+        tuple(first_index_row[0].get_facecolor())
+    }
 
 
 def test_draw_uses_given_axes():
@@ -108,11 +121,17 @@ def test_draw_3d_and_1d():
     assert len(cells(draw_gather(torch.arange(5), 0, torch.tensor([0, 2, 4])).axes[0])) == 11
 
 
-@pytest.mark.parametrize("args, words", [
-    ((torch.zeros(2, 2, 2, 2), 0, torch.zeros(1, 1, 1, 1, dtype=torch.long)), "1-D, 2-D and 3-D"),
-    ((torch.zeros(20, 3), 0, torch.zeros(1, 3, dtype=torch.long)), "too large"),
-    ((torch.zeros(2, 3), 1, torch.zeros(2, 3)), "cannot draw"),
-])
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (
+            (torch.zeros(2, 2, 2, 2), 0, torch.zeros(1, 1, 1, 1, dtype=torch.long)),
+            "1-D, 2-D and 3-D",
+        ),
+        ((torch.zeros(20, 3), 0, torch.zeros(1, 3, dtype=torch.long)), "too large"),
+        ((torch.zeros(2, 3), 1, torch.zeros(2, 3)), "cannot draw"),
+    ],
+)
 def test_draw_refuses_clearly(args, words):
     with pytest.raises(GatherCourseError, match=words):
         draw_gather(*args)

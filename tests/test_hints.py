@@ -17,9 +17,10 @@ import torch.nn.functional as F
 from gather_course import GatherCourseError, exercise, exercise_ids
 
 ALL = [(qid, "public") for qid in exercise_ids()] + [
-    (qid, v.name) for qid in exercise_ids() for v in exercise(qid).variants]
-MIN_CHARS = 12          # code shorter than this (no spaces) is too small to give anything away
-SIZES = re.compile(r"([\w,]+=)?\w+\.(shape|size\(-?\w*\)|dim\(\))(\[-?\d+\])?")   # D = x.size(-1)
+    (qid, v.name) for qid in exercise_ids() for v in exercise(qid).variants
+]
+MIN_CHARS = 12  # code shorter than this (no spaces) is too small to give anything away
+SIZES = re.compile(r"([\w,]+=)?\w+\.(shape|size\(-?\w*\)|dim\(\))(\[-?\d+\])?")  # D = x.size(-1)
 
 
 def squeeze(text: str) -> str:
@@ -38,14 +39,14 @@ def solution_fragments(code: str) -> list[str]:
             continue
         pieces = [line]
         if line.startswith("return "):
-            pieces.append(line[len("return "):])
+            pieces.append(line[len("return ") :])
         parts = re.split(r"(?<![=!<>+\-*/%])=(?!=)", line, maxsplit=1)
         if len(parts) == 2:
             pieces.append(parts[1])
         for piece in list(pieces):
             receiver = re.match(r"[A-Za-z_]\w*(?=\.)", piece.strip())
             if receiver:
-                pieces.append(piece.strip()[receiver.end():])
+                pieces.append(piece.strip()[receiver.end() :])
         found += [p for p in map(squeeze, pieces) if len(p) >= MIN_CHARS and not SIZES.fullmatch(p)]
     return sorted(set(found))
 
@@ -63,8 +64,11 @@ def runs_of_code(hint: str) -> list[list[str]]:
 
 def same(got, want) -> bool:
     if isinstance(want, (tuple, list)):
-        return (isinstance(got, (tuple, list)) and len(got) == len(want)
-                and all(same(g, w) for g, w in zip(got, want)))
+        return (
+            isinstance(got, (tuple, list))
+            and len(got) == len(want)
+            and all(same(g, w) for g, w in zip(got, want))
+        )
     if not isinstance(got, torch.Tensor) or got.shape != want.shape:
         return False
     return torch.allclose(got.double(), want.double(), rtol=1e-4, atol=1e-5)
@@ -89,8 +93,14 @@ def answers_a_case(q, fn) -> bool:
         case = q.build(gen, sizes)
         want = q.spec(*(case.inputs[a] for a in q.args))
         try:
-            got = fn(*(case.inputs[a].clone() if isinstance(case.inputs[a], torch.Tensor)
-                       else case.inputs[a] for a in q.args))
+            got = fn(
+                *(
+                    case.inputs[a].clone()
+                    if isinstance(case.inputs[a], torch.Tensor)
+                    else case.inputs[a]
+                    for a in q.args
+                )
+            )
         except Exception:  # noqa: BLE001 - any error means the hint's code is no answer
             return False
         if not same(got, want):
@@ -103,19 +113,29 @@ def test_the_checks_see_a_quoted_or_pasteable_answer():
     q = exercise("basics.pick_per_row")
     assert quoted_lines("Use `torch.gather(x, 1, cols)` here.", q.solution_code)
     assert not quoted_lines("Gather along dim 1 with `cols` as the index.", q.solution_code)
-    assert quoted_lines("Then `lp.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)`.",
-                        exercise("nlp.token_log_probs").solution_code)
-    assert quoted_lines("`src = list(pos); src[dim] = int(index[pos])`",
-                        exercise("basics.gather_loop").solution_code)
+    assert quoted_lines(
+        "Then `lp.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)`.",
+        exercise("nlp.token_log_probs").solution_code,
+    )
+    assert quoted_lines(
+        "`src = list(pos); src[dim] = int(index[pos])`",
+        exercise("basics.gather_loop").solution_code,
+    )
     assert not quoted_lines("Return `out`.", exercise("basics.gather_loop").solution_code)
     heads = exercise("vision.select_heads")
-    fn = pasted_answer(heads, ["x.gather(1, heads[:, None, :, None].expand(-1, 1, -1, "
-                               "x.size(-1))).squeeze(1)"])
+    fn = pasted_answer(
+        heads, ["x.gather(1, heads[:, None, :, None].expand(-1, 1, -1, x.size(-1))).squeeze(1)"]
+    )
     assert answers_a_case(heads, fn)
     assert not answers_a_case(heads, pasted_answer(heads, ["x.gather(1, heads)"]))
     topk = exercise("topk.select_patches")
-    fn = pasted_answer(topk, ["i = scores.topk(k, dim=1).indices",
-                              "patches.gather(1, i[..., None].expand(-1, -1, patches.size(-1)))"])
+    fn = pasted_answer(
+        topk,
+        [
+            "i = scores.topk(k, dim=1).indices",
+            "patches.gather(1, i[..., None].expand(-1, -1, patches.size(-1)))",
+        ],
+    )
     assert answers_a_case(topk, fn)
 
 
@@ -143,19 +163,19 @@ def test_the_last_hint_is_not_the_solution(qid, variant):
     body = [squeeze(line.split("#", 1)[0]) for line in q.solution_code.splitlines()]
     body = [line for line in body if line and not line.startswith(("def", "import"))]
     assert "".join(body) not in last
-    returned = [line[len("return"):] for line in body if line.startswith("return")]
+    returned = [line[len("return") :] for line in body if line.startswith("return")]
     assert returned and all(len(r) < MIN_CHARS or r not in last for r in returned)
-    assert len(set(q.hints)) == len(q.hints)              # each hint says something new
+    assert len(set(q.hints)) == len(q.hints)  # each hint says something new
 
 
 @pytest.mark.parametrize("qid, variant", ALL)
 def test_hints_are_sentences(qid, variant):
     q = exercise(qid, variant)
-    assert len(q.hints) >= 3                     # the notebooks say hint(2) and hint(3) say more
+    assert len(q.hints) >= 3  # the notebooks say hint(2) and hint(3) say more
     for n, hint in enumerate(q.hints, 1):
         assert hint[:1].isupper(), (n, hint[:40])
         assert hint.rstrip().endswith((".", "?", "!")), (n, hint[-40:])
-        assert hint.count("`") % 2 == 0, (n, hint)    # Markdown code spans are closed
+        assert hint.count("`") % 2 == 0, (n, hint)  # Markdown code spans are closed
 
 
 @pytest.mark.parametrize("qid, variant", ALL)

@@ -21,8 +21,9 @@ def text_of(cell):
 
 # -- the installed torch still behaves as the lecture says -----------------------------------
 
+
 def test_take_along_dim_wraps_where_gather_raises():
-    x = torch.arange(20.).reshape(4, 5)
+    x = torch.arange(20.0).reshape(4, 5)
     for bad, column in ((5, 0), (7, 2), (-1, 4), (-6, 4)):
         got = torch.take_along_dim(x, torch.full((4, 1), bad), dim=1).flatten()
         assert torch.equal(got, x[:, column]), bad
@@ -31,7 +32,7 @@ def test_take_along_dim_wraps_where_gather_raises():
 
 
 def test_the_wrapping_is_one_remainder_pass_and_advanced_indexing_one_index_op():
-    x, cols = torch.arange(20.).reshape(4, 5), torch.tensor([[4, 0], [1, 1], [3, 2], [0, 4]])
+    x, cols = torch.arange(20.0).reshape(4, 5), torch.tensor([[4, 0], [1, 1], [3, 2], [0, 4]])
     rows = torch.arange(4)[:, None]
 
     def allocating_ops(fn):
@@ -41,18 +42,24 @@ def test_the_wrapping_is_one_remainder_pass_and_advanced_indexing_one_index_op()
         return [e.key for e in prof.key_averages() if e.self_cpu_memory_usage > 0]
 
     assert allocating_ops(lambda: torch.take_along_dim(x, cols, dim=1)) == [
-        "aten::remainder", "aten::gather"]
+        "aten::remainder",
+        "aten::gather",
+    ]
     assert allocating_ops(lambda: x[rows, cols]) == ["aten::index"]
     assert allocating_ops(lambda: x.gather(1, cols)) == ["aten::gather"]
 
 
 def test_float_sums_depend_on_order_and_integer_sums_do_not():
     slot = torch.zeros(3, dtype=torch.long)
-    f32 = [torch.zeros(1).scatter_add(0, slot, torch.tensor(v)).item()
-           for v in ([1e8, 1.0, -1e8], [1e8, -1e8, 1.0])]
+    f32 = [
+        torch.zeros(1).scatter_add(0, slot, torch.tensor(v)).item()
+        for v in ([1e8, 1.0, -1e8], [1e8, -1e8, 1.0])
+    ]
     assert f32 == [0.0, 1.0]
-    i64 = {torch.zeros(1, dtype=torch.long).scatter_add(0, slot, torch.tensor(v)).item()
-           for v in ([10**8, 1, -10**8], [10**8, -10**8, 1])}
+    i64 = {
+        torch.zeros(1, dtype=torch.long).scatter_add(0, slot, torch.tensor(v)).item()
+        for v in ([10**8, 1, -(10**8)], [10**8, -(10**8), 1])
+    }
     assert i64 == {1}
 
 
@@ -67,15 +74,21 @@ def test_set_deterministic_debug_mode_is_the_use_deterministic_algorithms_switch
     assert ":func:`torch.Tensor.scatter_add_` when called on a CUDA tensor" in doc
     assert ":func:`torch.gather` when called on a CUDA tensor that requires grad" in doc
     assert ":func:`torch.index_select` when attempting to differentiate a CUDA tensor" in doc
-    assert (":func:`torch.Tensor.__getitem__` when attempting to differentiate a CPU tensor "
-            "and the index is a list of tensors") in doc
+    assert (
+        ":func:`torch.Tensor.__getitem__` when attempting to differentiate a CPU tensor "
+        "and the index is a list of tensors"
+    ) in doc
 
 
 # -- the stored lecture ------------------------------------------------------------------------
 
+
 def test_every_predict_first_prompt_comes_before_a_code_cell(cells):
-    prompts = [i for i, c in enumerate(cells)
-               if c.cell_type == "markdown" and "**Predict first:**" in c.source]
+    prompts = [
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "markdown" and "**Predict first:**" in c.source
+    ]
     assert len(prompts) >= 6
     assert all(cells[i + 1].cell_type == "code" for i in prompts)
 
@@ -96,8 +109,11 @@ def test_the_wrapping_trap_runs_and_gather_is_shown_raising(cells):
 
 
 def test_profiler_outputs_name_operators_and_never_times(cells):
-    out = next(text_of(c) for c in cells if c.cell_type == "code" and "aten_ops(fn)" in c.source
-               and "for name, fn" in c.source)
+    out = next(
+        text_of(c)
+        for c in cells
+        if c.cell_type == "code" and "aten_ops(fn)" in c.source and "for name, fn" in c.source
+    )
     assert "aten::remainder ×1, allocates 64 bytes" in out and "aten::index ×1" in out
     assert not re.search(r"\d\s*(us|µs|ms|ns)\b|USDT|\d{2}:\d{2}:\d{2}", out)
 
@@ -119,4 +135,4 @@ def test_the_one_hot_way_of_section_3_is_not_called_a_matmul(cells):
 def test_article_003_is_cited_with_its_part(cells):
     source = "\n".join(c.source for c in cells)
     assert not re.search(r"\b003 §", source)
-    assert "003-C §5" in source and "003-A §4.1" in source     # the timing is only in 003-C
+    assert "003-C §5" in source and "003-A §4.1" in source  # the timing is only in 003-C

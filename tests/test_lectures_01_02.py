@@ -19,9 +19,11 @@ from packaging.version import Version
 
 from tests.helpers import ROOT
 
-LECTURES = {name: ROOT / "notebooks" / f"{name}.ipynb"
-            for name in ("01_basic_formula", "02_nlp_label_scores")}
-INT32_RELEASE = "2.8.0"          # the first torch whose gather takes int32 indices (lecture 01)
+LECTURES = {
+    name: ROOT / "notebooks" / f"{name}.ipynb"
+    for name in ("01_basic_formula", "02_nlp_label_scores")
+}
+INT32_RELEASE = "2.8.0"  # the first torch whose gather takes int32 indices (lecture 01)
 
 
 def lecture(name: str) -> nbformat.NotebookNode:
@@ -41,8 +43,9 @@ def test_the_torch_floor_admits_no_release_without_int32_indices():
 
 
 def test_lecture_01_names_the_release_and_the_installed_torch_agrees():
-    text = "\n".join(c.source for c in lecture("01_basic_formula").cells
-                     if c.cell_type == "markdown")
+    text = "\n".join(
+        c.source for c in lecture("01_basic_formula").cells if c.cell_type == "markdown"
+    )
     assert f"from PyTorch **{INT32_RELEASE}** on also `int32`" in text
     assert "2.7.1" in text and "since PyTorch 2.x" not in text
     assert Version(torch.__version__.split("+")[0]) >= Version(INT32_RELEASE)
@@ -52,8 +55,8 @@ def test_lecture_01_names_the_release_and_the_installed_torch_agrees():
 
 def test_an_empty_index_skips_every_check_but_dim():
     x = torch.zeros(2, 3)
-    assert torch.gather(x, 0, torch.zeros(0, 2)).shape == (0, 2)           # float
-    assert torch.gather(x, 0, torch.zeros(0, dtype=torch.long)).shape == (0,)   # fewer dims
+    assert torch.gather(x, 0, torch.zeros(0, 2)).shape == (0, 2)  # float
+    assert torch.gather(x, 0, torch.zeros(0, dtype=torch.long)).shape == (0,)  # fewer dims
     assert torch.gather(x, 0, torch.zeros(0, 9, dtype=torch.long)).shape == (0, 9)
     with pytest.raises(IndexError):
         torch.gather(x, 5, torch.zeros(0, 2, dtype=torch.long))
@@ -69,8 +72,11 @@ def test_take_keeps_the_shape_of_any_index():
 
 @pytest.mark.parametrize("name", LECTURES)
 def test_cells_tagged_raises_exception_do_raise(name):
-    tagged = [c for c in lecture(name).cells
-              if "raises-exception" in c.get("metadata", {}).get("tags", [])]
+    tagged = [
+        c
+        for c in lecture(name).cells
+        if "raises-exception" in c.get("metadata", {}).get("tags", [])
+    ]
     assert tagged
     for cell in tagged:
         assert any(o.output_type == "error" for o in cell.outputs), cell.id
@@ -79,8 +85,11 @@ def test_cells_tagged_raises_exception_do_raise(name):
 @pytest.mark.parametrize("name", LECTURES)
 def test_every_predict_first_prompt_stands_right_before_a_code_cell(name):
     cells = lecture(name).cells
-    prompts = [i for i, c in enumerate(cells)
-               if c.cell_type == "markdown" and "**Predict first:**" in c.source]
+    prompts = [
+        i
+        for i, c in enumerate(cells)
+        if c.cell_type == "markdown" and "**Predict first:**" in c.source
+    ]
     assert len(prompts) >= 5
     for i in prompts:
         assert cells[i].source.rstrip().endswith("then run the cell."), cells[i].id

@@ -30,11 +30,14 @@ SAME_PICTURE_ON_PURPOSE: set[tuple[str, str]] = set()
 
 # -- stored pictures -----------------------------------------------------------------------
 
+
 def png_hashes(cell: nbformat.NotebookNode) -> list[str]:
     """The SHA-256 of every image/png output of a code cell, in order."""
-    return [hashlib.sha256(base64.b64decode(out["data"]["image/png"])).hexdigest()
-            for out in cell.get("outputs", [])
-            if "data" in out and "image/png" in out["data"]]
+    return [
+        hashlib.sha256(base64.b64decode(out["data"]["image/png"])).hexdigest()
+        for out in cell.get("outputs", [])
+        if "data" in out and "image/png" in out["data"]
+    ]
 
 
 def picture_problems(nb: nbformat.NotebookNode, name: str = "nb") -> list[str]:
@@ -45,19 +48,25 @@ def picture_problems(nb: nbformat.NotebookNode, name: str = "nb") -> list[str]:
             continue
         hashes = png_hashes(cell)
         if len(set(hashes)) < len(hashes):
-            problems.append(f"{name} cell {cell.get('id')}: the same picture stored "
-                            f"{len(hashes) - len(set(hashes)) + 1} times (drawn twice)")
+            problems.append(
+                f"{name} cell {cell.get('id')}: the same picture stored "
+                f"{len(hashes) - len(set(hashes)) + 1} times (drawn twice)"
+            )
         for h in dict.fromkeys(hashes):
             if h in first_seen and (name, cell.get("id")) not in SAME_PICTURE_ON_PURPOSE:
-                problems.append(f"{name} cell {cell.get('id')}: same picture as cell "
-                                f"{first_seen[h]}")
+                problems.append(
+                    f"{name} cell {cell.get('id')}: same picture as cell {first_seen[h]}"
+                )
             first_seen.setdefault(h, cell.get("id"))
     return problems
 
 
 def _png_output(data: bytes, kind: str = "display_data") -> nbformat.NotebookNode:
-    out = {"output_type": kind, "metadata": {},
-           "data": {"image/png": base64.b64encode(data).decode(), "text/plain": "<Figure>"}}
+    out = {
+        "output_type": kind,
+        "metadata": {},
+        "data": {"image/png": base64.b64encode(data).decode(), "text/plain": "<Figure>"},
+    }
     if kind == "execute_result":
         out["execution_count"] = 1
     return nbformat.from_dict(out)
@@ -87,13 +96,14 @@ def test_no_lecture_stores_a_picture_twice(path):
 
 # -- text inside its axes, readable, not overlapping ------------------------------------------
 
+
 def test_the_text_check_catches_overlap_small_text_and_text_outside():
     fig = Figure(figsize=(3, 2))
     ax = fig.add_subplot()
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.text(0.5, 0.5, "in[0][0]", fontsize=10)
-    ax.text(0.52, 0.5, "in[1][1]", fontsize=10)      # on top of the first
+    ax.text(0.52, 0.5, "in[1][1]", fontsize=10)  # on top of the first
     ax.text(0.1, 0.1, "tiny", fontsize=6)
     ax.text(1.2, 0.5, "outside", fontsize=10)
     problems = text_problems(fig)
@@ -104,9 +114,13 @@ def test_the_text_check_catches_overlap_small_text_and_text_outside():
 
 
 def test_the_text_check_catches_a_drawing_squeezed_into_a_small_axes():
-    fig = Figure(figsize=(3, 1.5))                   # far too small for a 3-D drawing
-    draw_gather(torch.arange(24).reshape(2, 3, 4), 1, torch.zeros(2, 2, 4, dtype=torch.long),
-                ax=fig.add_subplot())
+    fig = Figure(figsize=(3, 1.5))  # far too small for a 3-D drawing
+    draw_gather(
+        torch.arange(24).reshape(2, 3, 4),
+        1,
+        torch.zeros(2, 2, 4, dtype=torch.long),
+        ax=fig.add_subplot(),
+    )
     assert any("overlaps" in p for p in text_problems(fig))
 
 
@@ -116,19 +130,38 @@ CALLS = {
     "2-D dim=1": (torch.tensor([[10, 20, 30], [40, 50, 60]]), 1, torch.tensor([[0, 2], [1, 0]])),
     "2-D dim=0": (torch.arange(12).reshape(3, 4), 0, torch.tensor([[2, 0, 1, 2]])),
     "2-D dim=-1 one column": (torch.arange(6).reshape(3, 2), -1, torch.tensor([[1], [0], [1]])),
-    "2-D floats": (torch.linspace(-1, 1, 12).reshape(3, 4), 1, torch.tensor([[3, 0], [1, 1], [2, 0]])),
+    "2-D floats": (
+        torch.linspace(-1, 1, 12).reshape(3, 4),
+        1,
+        torch.tensor([[3, 0], [1, 1], [2, 0]]),
+    ),
     "3-D dim=0": (torch.arange(24).reshape(2, 3, 4), 0, torch.tensor([[[1, 0, 1, 0]]])),
-    "3-D dim=1": (torch.arange(24).reshape(2, 3, 4), 1,
-                  torch.tensor([[[0] * 4, [2] * 4], [[0] * 4, [2] * 4]])),
+    "3-D dim=1": (
+        torch.arange(24).reshape(2, 3, 4),
+        1,
+        torch.tensor([[[0] * 4, [2] * 4], [[0] * 4, [2] * 4]]),
+    ),
     "3-D dim=2": (torch.arange(24).reshape(2, 3, 4), 2, torch.tensor([[[3], [0]], [[1], [2]]])),
-    "3-D flattened map (lecture 03)": (torch.arange(12).reshape(1, 2, 6), 2,
-                                       torch.tensor([[[5, 1], [5, 1]]])),
-    "3-D patches (lecture 04)": (torch.arange(24).reshape(1, 6, 4), 1,
-                                 torch.tensor([[4, 1]]).unsqueeze(-1).expand(-1, -1, 4)),
-    "3-D tall (lecture 05)": (torch.arange(32).reshape(1, 8, 4), 1,
-                              torch.tensor([[5, 2]]).unsqueeze(-1).expand(-1, -1, 4)),
-    "12 x 12, hatched colours": (torch.arange(144).reshape(12, 12), 1,
-                                 torch.arange(12).repeat(12, 1)),
+    "3-D flattened map (lecture 03)": (
+        torch.arange(12).reshape(1, 2, 6),
+        2,
+        torch.tensor([[[5, 1], [5, 1]]]),
+    ),
+    "3-D patches (lecture 04)": (
+        torch.arange(24).reshape(1, 6, 4),
+        1,
+        torch.tensor([[4, 1]]).unsqueeze(-1).expand(-1, -1, 4),
+    ),
+    "3-D tall (lecture 05)": (
+        torch.arange(32).reshape(1, 8, 4),
+        1,
+        torch.tensor([[5, 2]]).unsqueeze(-1).expand(-1, -1, 4),
+    ),
+    "12 x 12, hatched colours": (
+        torch.arange(144).reshape(12, 12),
+        1,
+        torch.arange(12).repeat(12, 1),
+    ),
 }
 
 

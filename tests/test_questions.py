@@ -9,11 +9,22 @@ from tests.answers import RIGHT, WRONG
 from tests.helpers import solution_fn
 
 IDS = exercise_ids()
-FIXED_IDS = [   # in the order of the notebooks (tests/test_course.py checks that order)
-    "basics.pick_per_row", "basics.gather_loop", "basics.reverse_index", "nlp.label_scores",
-    "nlp.token_log_probs", "nlp.causal_lm_log_probs", "vision.gather_pixels",
-    "vision.select_heads", "topk.select_patches", "topk.scatter_back", "mae.random_masking",
-    "mae.restore_sequence", "friends.gather_backward", "friends.gather_via_take", "nlp.masked_nll",
+FIXED_IDS = [  # in the order of the notebooks (tests/test_course.py checks that order)
+    "basics.pick_per_row",
+    "basics.gather_loop",
+    "basics.reverse_index",
+    "nlp.label_scores",
+    "nlp.token_log_probs",
+    "nlp.causal_lm_log_probs",
+    "vision.gather_pixels",
+    "vision.select_heads",
+    "topk.select_patches",
+    "topk.scatter_back",
+    "mae.random_masking",
+    "mae.restore_sequence",
+    "friends.gather_backward",
+    "friends.gather_via_take",
+    "nlp.masked_nll",
 ]
 
 
@@ -44,16 +55,22 @@ def test_catalogue_is_complete(qid):
     assert len(WRONG[qid]) >= 3, "at least three typical wrong answers"
 
 
-@pytest.mark.parametrize("qid, fn", [(q, f) for q, fs in RIGHT.items() for f in fs],
-                         ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize(
+    "qid, fn",
+    [(q, f) for q, fs in RIGHT.items() for f in fs],
+    ids=lambda v: getattr(v, "__name__", v),
+)
 def test_other_correct_answers_pass(qid, fn):
     for seed, large in [(0, False), (5, True)]:
         result = exercise(qid).check(fn, seed=seed, large=large)
         assert result.passed, str(result)
 
 
-@pytest.mark.parametrize("qid, fn, tier", [(q, f, t) for q, items in WRONG.items() for f, t in items],
-                         ids=lambda v: getattr(v, "__name__", v))
+@pytest.mark.parametrize(
+    "qid, fn, tier",
+    [(q, f, t) for q, items in WRONG.items() for f, t in items],
+    ids=lambda v: getattr(v, "__name__", v),
+)
 def test_typical_wrong_answers_fail_at_their_tier(qid, fn, tier):
     result = exercise(qid).check(fn)
     assert not result.passed and not result
@@ -62,11 +79,11 @@ def test_typical_wrong_answers_fail_at_their_tier(qid, fn, tier):
     assert text.startswith(f"❌ Incorrect ({qid}): ") or tier == T.NOT_ATTEMPTED, text
     assert md.startswith("❌ **")
     headline = result.headline
-    assert headline[0].isupper() or headline[0].isdigit(), headline   # a sentence
-    assert tier.lower() not in headline.lower(), (tier, headline)      # the tier said once
+    assert headline[0].isupper() or headline[0].isdigit(), headline  # a sentence
+    assert tier.lower() not in headline.lower(), (tier, headline)  # the tier said once
     assert (".hint()" in text) == (tier != T.NOT_ATTEMPTED)
     if tier in (T.EXCEPTION, T.WRONG_TYPE, T.WRONG_SHAPE, T.WRONG_DTYPE, T.WRONG_VALUES):
-        assert "case:" in text and "inputs:" in text       # the inputs' shapes are shown
+        assert "case:" in text and "inputs:" in text  # the inputs' shapes are shown
     if tier == T.WRONG_VALUES and exercise(qid).verify is None:
         for part in ("first wrong element", "expected", "got", "formula"):
             assert part in text, text
@@ -76,6 +93,7 @@ def test_typical_wrong_answers_fail_at_their_tier(qid, fn, tier):
 def test_stub_is_not_attempted(qid):
     def stub(*args):
         raise NotImplementedError()
+
     result = exercise(qid).check(stub)
     assert result.tier == T.NOT_ATTEMPTED and "NotImplementedError" in str(result)
 
@@ -83,6 +101,7 @@ def test_stub_is_not_attempted(qid):
 def test_values_feedback_is_specific():
     def off_by_one_column(x, cols):
         return torch.gather(x, 1, (cols + 1) % x.size(1))
+
     text = str(exercise("basics.pick_per_row").check(off_by_one_column))
     assert "first wrong element: out[0, 0]" in text
     assert "formula: out[0, 0] = x[0, cols[0, 0]] = x[0, " in text
@@ -91,6 +110,7 @@ def test_values_feedback_is_specific():
 def test_exception_feedback_names_the_learners_line():
     def broken(x, cols):
         return torch.gather(x, 0, cols)
+
     text = str(exercise("basics.pick_per_row").check(broken))
     assert "RuntimeError" in text and "return torch.gather(x, 0, cols)" in text
 
@@ -102,8 +122,10 @@ def test_shape_feedback_suggests_squeeze():
 
 def test_not_vectorized_feedback_counts_operations():
     def rowwise(logits, labels):
-        return torch.stack([logits[b].gather(-1, labels[b, :, None])[:, 0]
-                            for b in range(logits.size(0))])
+        return torch.stack(
+            [logits[b].gather(-1, labels[b, :, None])[:, 0] for b in range(logits.size(0))]
+        )
+
     result = exercise("nlp.label_scores").check(rowwise)
     assert result.tier == T.NOT_VECTORIZED
     assert "operations" in str(result) and "Python loop" in str(result)
@@ -115,17 +137,19 @@ def test_learner_inputs_are_left_alone_by_the_checker():
     def spy(x, cols):
         seen.append((x, x.clone(), cols.clone()))
         return torch.gather(x, 1, cols)
+
     exercise("basics.pick_per_row").check(spy)
     assert seen and all(torch.equal(x, x0) for x, x0, _ in seen)
-    assert any(not x.is_contiguous() for x, _, _ in seen)   # non-contiguous inputs are tried
+    assert any(not x.is_contiguous() for x, _, _ in seen)  # non-contiguous inputs are tried
 
 
 def test_check_is_deterministic_and_seed_changes_the_battery():
     shapes = {}
     for seed in (0, 0, 1):
         got = []
-        exercise("basics.pick_per_row").check(lambda x, c, got=got: got.append(x.sum()) or x.gather(1, c),
-                                              seed=seed)
+        exercise("basics.pick_per_row").check(
+            lambda x, c, got=got: got.append(x.sum()) or x.gather(1, c), seed=seed
+        )
         shapes.setdefault(seed, []).append(torch.stack(got))
     assert torch.equal(shapes[0][0], shapes[0][1])
     assert not torch.equal(shapes[0][0], shapes[1][0])
@@ -201,21 +225,49 @@ def _pick_mutates_returns_right(x, cols):
 # (question, a function with two faults, the earlier tier, the same function with only the
 # later fault): the check reports the earlier tier, so the documented order is the checked one.
 TWO_FAULTS = [
-    ("basics.pick_per_row", _pick_mutates_then_raises, T.EXCEPTION,
-     _pick_mutates_returns_right, T.MUTATED),
-    ("basics.pick_per_row", _pick_mutates_returns_nothing, T.MUTATED,
-     lambda x, c: None, T.WRONG_TYPE),
-    ("basics.pick_per_row", _pick_wrong_shape_and_dtype, T.WRONG_SHAPE,
-     lambda x, c: torch.gather(x, 1, c).double(), T.WRONG_DTYPE),
-    ("basics.pick_per_row", _pick_wrong_dtype_and_values, T.WRONG_DTYPE,
-     lambda x, c: torch.gather(x, 1, c) + 1, T.WRONG_VALUES),
-    ("basics.gather_loop", _loop_wrong_values_with_gather, T.WRONG_VALUES,
-     lambda i, d, x: torch.gather(i, d, x), T.RULES),
+    (
+        "basics.pick_per_row",
+        _pick_mutates_then_raises,
+        T.EXCEPTION,
+        _pick_mutates_returns_right,
+        T.MUTATED,
+    ),
+    (
+        "basics.pick_per_row",
+        _pick_mutates_returns_nothing,
+        T.MUTATED,
+        lambda x, c: None,
+        T.WRONG_TYPE,
+    ),
+    (
+        "basics.pick_per_row",
+        _pick_wrong_shape_and_dtype,
+        T.WRONG_SHAPE,
+        lambda x, c: torch.gather(x, 1, c).double(),
+        T.WRONG_DTYPE,
+    ),
+    (
+        "basics.pick_per_row",
+        _pick_wrong_dtype_and_values,
+        T.WRONG_DTYPE,
+        lambda x, c: torch.gather(x, 1, c) + 1,
+        T.WRONG_VALUES,
+    ),
+    (
+        "basics.gather_loop",
+        _loop_wrong_values_with_gather,
+        T.WRONG_VALUES,
+        lambda i, d, x: torch.gather(i, d, x),
+        T.RULES,
+    ),
 ]
 
 
-@pytest.mark.parametrize("qid, both, earlier, later_only, later", TWO_FAULTS,
-                         ids=lambda v: getattr(v, "__name__", None) or str(v))
+@pytest.mark.parametrize(
+    "qid, both, earlier, later_only, later",
+    TWO_FAULTS,
+    ids=lambda v: getattr(v, "__name__", None) or str(v),
+)
 def test_a_check_reports_the_earlier_of_two_tiers(qid, both, earlier, later_only, later):
     tiers = list(T)
     assert tiers.index(earlier) < tiers.index(later)
@@ -226,21 +278,27 @@ def test_a_check_reports_the_earlier_of_two_tiers(qid, both, earlier, later_only
 def test_rules_come_before_vectorization():
     q = exercise("friends.gather_via_take")
 
-    def per_element_gather(input, dim, index):      # right values, a loop, and gather
+    def per_element_gather(input, dim, index):  # right values, a loop, and gather
         d = dim % input.dim()
         out = torch.empty(index.shape, dtype=input.dtype)
-        for pos in torch.cartesian_prod(*[torch.arange(s) for s in index.shape]).reshape(
-                -1, index.dim()).tolist():
+        for pos in (
+            torch.cartesian_prod(*[torch.arange(s) for s in index.shape])
+            .reshape(-1, index.dim())
+            .tolist()
+        ):
             src = list(pos)
             src[d] = int(index[tuple(pos)])
             out[tuple(pos)] = torch.gather(input[tuple(src)].reshape(1), 0, torch.tensor([0]))[0]
         return out
 
-    def per_element_take(input, dim, index):        # the same loop with take: no rule broken
+    def per_element_take(input, dim, index):  # the same loop with take: no rule broken
         d = dim % input.dim()
         out = torch.empty(index.shape, dtype=input.dtype)
-        for pos in torch.cartesian_prod(*[torch.arange(s) for s in index.shape]).reshape(
-                -1, index.dim()).tolist():
+        for pos in (
+            torch.cartesian_prod(*[torch.arange(s) for s in index.shape])
+            .reshape(-1, index.dim())
+            .tolist()
+        ):
             src = list(pos)
             src[d] = int(index[tuple(pos)])
             out[tuple(pos)] = torch.take(input[tuple(src)].reshape(1), torch.tensor([0]))[0]
@@ -265,8 +323,15 @@ def test_a_declaration_takes_its_name_from_the_qid_and_its_arguments_from_the_sp
 
     q = exercise("topk.select_patches")
     assert (q.name, q.args) == ("select_patches", ("patches", "scores", "k"))
-    fields = dict(title="t", task="t", sizes=(dict(n=2),), large_sizes=(), scaling=((), ()),
-                  hints=("h",), solution_code="")
+    fields = dict(
+        title="t",
+        task="t",
+        sizes=(dict(n=2),),
+        large_sizes=(),
+        scaling=((), ()),
+        hints=("h",),
+        solution_code="",
+    )
 
     def spec(a, b):
         return a

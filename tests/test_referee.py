@@ -61,41 +61,44 @@ def test_other_correct_answers_pass(referee, qid, name):
     assert result.passed, str(result)
 
 
-@pytest.mark.parametrize("qid, name, tier",
-                         [(q, f.__name__, t) for q, items in WRONG.items() for f, t in items])
+@pytest.mark.parametrize(
+    "qid, name, tier", [(q, f.__name__, t) for q, items in WRONG.items() for f, t in items]
+)
 def test_typical_wrong_answers_fail_at_their_tier(referee, qid, name, tier):
     result = _judge(referee, qid, [ANSWERS, f"{exercise(qid).name} = {name}\n"], secret=None)
     assert not result.passed and result.tier == tier, str(result)
     local = exercise(qid).check(getattr(answers, name))
-    assert result.tier == local.tier       # what check() says in the notebook, and in words
-    if tier != T.RULES:                    # (the referee names the line that breaks a rule)
+    assert result.tier == local.tier  # what check() says in the notebook, and in words
+    if tier != T.RULES:  # (the referee names the line that breaks a rule)
         assert str(result) == str(local)
 
 
 # ------------------------------------------------------------------ rules that can't be escaped
 PICK = "import torch\n"
-LISTS = ("def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
-         "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
-         "dtype=x.dtype).reshape(cols.shape)\n")      # a Python loop over lists
-EVASIONS = {   # each tries to use gather in basics.gather_loop without the scan seeing it
+LISTS = (
+    "def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
+    "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
+    "dtype=x.dtype).reshape(cols.shape)\n"
+)  # a Python loop over lists
+EVASIONS = {  # each tries to use gather in basics.gather_loop without the scan seeing it
     "getattr": "g = getattr(torch, 'gat' + 'her')\ndef gather_loop(input, dim, index):\n"
-               "    return g(input, dim, index)\n",
+    "    return g(input, dim, index)\n",
     "torch internals": "def gather_loop(input, dim, index):\n"
-                       "    return torch.ops.aten.gather.default(input, dim, index)\n",
+    "    return torch.ops.aten.gather.default(input, dim, index)\n",
     "_C": "def gather_loop(input, dim, index):\n"
-          "    return torch._C._VariableFunctions.gather(input, dim, index)\n",
+    "    return torch._C._VariableFunctions.gather(input, dim, index)\n",
     "numpy": "import numpy as np\ndef gather_loop(input, dim, index):\n"
-             "    d = dim % input.dim()\n"
-             "    part = input.numpy()[tuple(slice(None) if k == d else slice(0, s)\n"
-             "                               for k, s in enumerate(index.shape))]\n"
-             "    return torch.from_numpy(np.take_along_axis(part, index.long().numpy(), d))\n",
+    "    d = dim % input.dim()\n"
+    "    part = input.numpy()[tuple(slice(None) if k == d else slice(0, s)\n"
+    "                               for k, s in enumerate(index.shape))]\n"
+    "    return torch.from_numpy(np.take_along_axis(part, index.long().numpy(), d))\n",
     "thread": "import threading\ndef gather_loop(input, dim, index):\n    box = []\n"
-              "    t = threading.Thread(target=lambda: box.append(torch.gather(input, dim, index)))\n"
-              "    t.start(); t.join()\n    return box[0]\n",
+    "    t = threading.Thread(target=lambda: box.append(torch.gather(input, dim, index)))\n"
+    "    t.start(); t.join()\n    return box[0]\n",
     "eval": "def gather_loop(input, dim, index):\n"
-            "    return eval('torch.' + 'gat' + 'her')(input, dim, index)\n",
+    "    return eval('torch.' + 'gat' + 'her')(input, dim, index)\n",
     "alias in a patch": "torch.Tensor.pick = torch.Tensor.gather\n"
-                        "def gather_loop(input, dim, index):\n    return input.pick(dim, index)\n",
+    "def gather_loop(input, dim, index):\n    return input.pick(dim, index)\n",
 }
 
 
@@ -108,65 +111,94 @@ def test_a_forbidden_op_cannot_be_reached_another_way(referee, how):
 def test_list_loops_are_measured_as_not_vectorized_even_in_another_process(referee):
     result = _judge(referee, "basics.pick_per_row", [PICK, LISTS])
     assert result.tier == T.NOT_VECTORIZED and "CPU" in str(result), str(result)
-    forked = ("import os, pickle\ndef pick_per_row(x, cols):\n    r, w = os.pipe()\n"
-              "    if os.fork() == 0:\n        xl, cl = x.tolist(), cols.tolist()\n"
-              "        data = pickle.dumps([[a[c] for c in cs] for a, cs in zip(xl, cl)])\n"
-              "        with os.fdopen(w, 'wb') as f: f.write(data)\n        os._exit(0)\n"
-              "    os.close(w)\n    with os.fdopen(r, 'rb') as f: rows = pickle.loads(f.read())\n"
-              "    return torch.tensor(rows, dtype=x.dtype)\n")
+    forked = (
+        "import os, pickle\ndef pick_per_row(x, cols):\n    r, w = os.pipe()\n"
+        "    if os.fork() == 0:\n        xl, cl = x.tolist(), cols.tolist()\n"
+        "        data = pickle.dumps([[a[c] for c in cs] for a, cs in zip(xl, cl)])\n"
+        "        with os.fdopen(w, 'wb') as f: f.write(data)\n        os._exit(0)\n"
+        "    os.close(w)\n    with os.fdopen(r, 'rb') as f: rows = pickle.loads(f.read())\n"
+        "    return torch.tensor(rows, dtype=x.dtype)\n"
+    )
     assert _judge(referee, "basics.pick_per_row", [PICK, forked]).tier == T.NOT_VECTORIZED
 
 
 def test_an_answer_that_cheats_only_on_large_inputs_is_caught(referee):
-    fake = LISTS.replace("    xl, cl", "    if x.numel() > 10**5:\n"
-                         "        return torch.zeros(cols.shape, dtype=x.dtype)\n    xl, cl")
+    fake = LISTS.replace(
+        "    xl, cl",
+        "    if x.numel() > 10**5:\n"
+        "        return torch.zeros(cols.shape, dtype=x.dtype)\n    xl, cl",
+    )
     result = _judge(referee, "basics.pick_per_row", [PICK, fake])
     assert result.tier == T.WRONG_VALUES and "large input" in result.headline, str(result)
 
 
 def test_honest_answers_that_print_to_stderr_and_warn_pass(referee):
-    noisy = ("import sys, warnings\ndef pick_per_row(x, cols):\n"
-             "    print('debug', cols.shape, file=sys.stderr)\n"
-             "    warnings.warn('just a warning')\n"
-             "    torch.meshgrid(torch.arange(2), torch.arange(2))   # torch's own warning\n"
-             "    return torch.gather(x, 1, cols)\n")
+    noisy = (
+        "import sys, warnings\ndef pick_per_row(x, cols):\n"
+        "    print('debug', cols.shape, file=sys.stderr)\n"
+        "    warnings.warn('just a warning')\n"
+        "    torch.meshgrid(torch.arange(2), torch.arange(2))   # torch's own warning\n"
+        "    return torch.gather(x, 1, cols)\n"
+    )
     assert _judge(referee, "basics.pick_per_row", [PICK, noisy]).passed
 
 
 # ------------------------------------------------------------------ the static scan
 def test_scan_follows_names_and_keeps_patches():
-    cells = ["import torch\nimport numpy as np\n", "def helper(x):\n    return x.gather(1, x)\n"
-             "def unused():\n    return np.zeros(1)\n", "def f(x):\n    return helper(x)\n",
-             "torch.Tensor.thing = 1\n"]
+    cells = [
+        "import torch\nimport numpy as np\n",
+        "def helper(x):\n    return x.gather(1, x)\ndef unused():\n    return np.zeros(1)\n",
+        "def f(x):\n    return helper(x)\n",
+        "torch.Tensor.thing = 1\n",
+    ]
     code = _scan.reachable(cells, "f")
     names = {n.name for n in _scan.names_used(code, {"gather", "zeros"})}
-    assert names == {"gather"}                           # unused() is not reachable from f
-    assert any(isinstance(stmt, __import__("ast").Assign) for _, stmt in code)   # the patch
-    assert _scan.escape_hatches(_scan.reachable(cells, "unused"))     # numpy, reached
+    assert names == {"gather"}  # unused() is not reachable from f
+    assert any(isinstance(stmt, __import__("ast").Assign) for _, stmt in code)  # the patch
+    assert _scan.escape_hatches(_scan.reachable(cells, "unused"))  # numpy, reached
 
 
 # ------------------------------------------------------------------ what runs of a notebook
 def _course_nb(answer: str, extra: list[str] = ()) -> nbformat.NotebookNode:
     def meta(gid, **kw):
-        return {"nbgrader": {"grade_id": gid, "schema_version": 3, "grade": False,
-                             "solution": False, "locked": False, "task": False, **kw}}
-    cells = [new_markdown_cell("# title", metadata=meta("intro", locked=True)),
-             new_code_cell("import torch\n", metadata=meta("setup", locked=True)),
-             new_code_cell(answer, metadata=meta("pick_per_row", solution=True)),
-             new_code_cell('exercise("basics.pick_per_row").check(pick_per_row)',
-                           metadata=meta("test_pick_per_row", grade=True, locked=True, points=2))]
+        return {
+            "nbgrader": {
+                "grade_id": gid,
+                "schema_version": 3,
+                "grade": False,
+                "solution": False,
+                "locked": False,
+                "task": False,
+                **kw,
+            }
+        }
+
+    cells = [
+        new_markdown_cell("# title", metadata=meta("intro", locked=True)),
+        new_code_cell("import torch\n", metadata=meta("setup", locked=True)),
+        new_code_cell(answer, metadata=meta("pick_per_row", solution=True)),
+        new_code_cell(
+            'exercise("basics.pick_per_row").check(pick_per_row)',
+            metadata=meta("test_pick_per_row", grade=True, locked=True, points=2),
+        ),
+    ]
     cells += [new_code_cell(src) for src in extra]
     return new_notebook(cells=cells)
 
 
 def test_read_submission_runs_answers_and_the_course_cells_and_refuses_magics():
     released = _course_nb("raise NotImplementedError()")
-    submitted = _course_nb("def pick_per_row(x, cols):\n    return x\n",
-                           ["%timeit pick_per_row(1, 2)", "!ls /", "def helper():\n    pass"])
-    submitted.cells[1].source = "import os; os.system('rm -rf ~')"     # a locked cell, edited
+    submitted = _course_nb(
+        "def pick_per_row(x, cols):\n    return x\n",
+        ["%timeit pick_per_row(1, 2)", "!ls /", "def helper():\n    pass"],
+    )
+    submitted.cells[1].source = "import os; os.system('rm -rf ~')"  # a locked cell, edited
     sub = read_submission(submitted, released)
-    assert sub.cells == ["import torch\n", "def pick_per_row(x, cols):\n    return x\n",
-                         "def helper():\n    pass"]
+    assert sub.cells == [
+        "import torch\n",
+        "def pick_per_row(x, cols):\n    return x\n",
+        "def helper():\n    pass",
+    ]
     assert len(sub.notes) == 2 and "%timeit" in sub.notes[0] and "!ls" in sub.notes[1]
 
 
@@ -184,7 +216,7 @@ def test_the_worker_cannot_see_the_course_or_reach_the_network(referee):
         except OSError:
             net = False
         try:                  # (at most a file of the sandbox's own /tmp, never the real one)
-            open({str(ROOT / 'pyproject.toml')!r}, 'a').write('# hacked')
+            open({str(ROOT / "pyproject.toml")!r}, 'a').write('# hacked')
         except OSError:
             pass
         def pick_per_row(x, cols):
@@ -210,36 +242,48 @@ def _limits(referee):
     result = _judge(referee, "basics.pick_per_row", [PICK, bomb], secret=None)
     assert result.tier == T.EXCEPTION, str(result)
     marker = f"/tmp/left-behind-{os.getpid()}"
-    daemon = (f"import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1)\n"
-              f"    open({marker!r}, 'w').close()\n    os._exit(0)\n"
-              "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n")
+    daemon = (
+        f"import os, time\nif os.fork() == 0:\n    os.setsid()\n    time.sleep(1)\n"
+        f"    open({marker!r}, 'w').close()\n    os._exit(0)\n"
+        "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n"
+    )
     assert _judge(referee, "basics.pick_per_row", [PICK, daemon], secret=None).passed
-    if isolation().level == SANDBOX:           # a fork bomb, and one that hoards memory
-        bomb = ("import os, time\nfor _ in range(300):\n    if os.fork() == 0:\n"
-                "        hog = bytearray(50 * 2**20); time.sleep(30); os._exit(0)\n"
-                "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n")
+    if isolation().level == SANDBOX:  # a fork bomb, and one that hoards memory
+        bomb = (
+            "import os, time\nfor _ in range(300):\n    if os.fork() == 0:\n"
+            "        hog = bytearray(50 * 2**20); time.sleep(30); os._exit(0)\n"
+            "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n"
+        )
         result = _judge(referee, "basics.pick_per_row", [PICK, bomb], secret=None)
         assert result.tier == T.EXCEPTION and "killed" in result.headline, str(result)
-    ok = ("import os\ndef pick_per_row(x, cols):\n"
-          f"    assert not os.path.exists({marker!r})\n    return torch.gather(x, 1, cols)\n")
+    ok = (
+        "import os\ndef pick_per_row(x, cols):\n"
+        f"    assert not os.path.exists({marker!r})\n    return torch.gather(x, 1, cols)\n"
+    )
     import time
+
     time.sleep(1.5)
     assert _judge(referee, "basics.pick_per_row", [PICK, ok], secret=None).passed
 
 
 def test_nothing_done_in_the_worker_changes_this_process(referee):
     before = (torch.equal, torch.Tensor.__eq__, CheckResult.assert_passed)
-    patch = ("import gather_course.questions._check as C\n"
-             "torch.equal = lambda *a, **k: True\nC.CheckResult.__bool__ = lambda s: True\n"
-             "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]\n")
+    patch = (
+        "import gather_course.questions._check as C\n"
+        "torch.equal = lambda *a, **k: True\nC.CheckResult.__bool__ = lambda s: True\n"
+        "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]\n"
+    )
     assert not _judge(referee, "basics.pick_per_row", [PICK, patch]).passed
     assert (torch.equal, torch.Tensor.__eq__, CheckResult.assert_passed) == before
 
 
 def test_a_failure_on_a_hidden_case_shows_shapes_and_position_but_no_values(referee):
     # right on the visible battery (its largest input has 6 rows), wrong on larger ones
-    cells = [PICK, "def pick_per_row(x, cols):\n    out = torch.gather(x, 1, cols)\n"
-                   "    return out if x.shape[0] <= 6 else out + 1\n"]
+    cells = [
+        PICK,
+        "def pick_per_row(x, cols):\n    out = torch.gather(x, 1, cols)\n"
+        "    return out if x.shape[0] <= 6 else out + 1\n",
+    ]
     result = _judge(referee, "basics.pick_per_row", cells)
     text = str(result)
     assert result.tier == T.WRONG_VALUES and "hidden case" in text, text
@@ -248,98 +292,125 @@ def test_a_failure_on_a_hidden_case_shows_shapes_and_position_but_no_values(refe
 
 
 # ------------------------------------------------------------------ found by attacking it
-ANSWERS_BASICS = [IMPORTS, exercise("basics.pick_per_row").solution_code,
-                  exercise("basics.gather_loop").solution_code]
+ANSWERS_BASICS = [
+    IMPORTS,
+    exercise("basics.pick_per_row").solution_code,
+    exercise("basics.gather_loop").solution_code,
+]
 
 
 def test_what_the_worker_sends_back_cannot_crash_the_referee(referee):
-    sparse = ("real_save = torch.save\ndef fake_save(obj, f, *a, **k):\n"
-              "    for r in obj.get('results', []):\n"
-              "        if isinstance(r, dict) and type(r.get('value')) is torch.Tensor:\n"
-              "            r['value'] = r['value'].to_sparse()\n"
-              "    return real_save(obj, f, *a, **k)\ntorch.save = fake_save\n"
-              "import gather_course._worker as W\nW.torch.save = fake_save\n")
+    sparse = (
+        "real_save = torch.save\ndef fake_save(obj, f, *a, **k):\n"
+        "    for r in obj.get('results', []):\n"
+        "        if isinstance(r, dict) and type(r.get('value')) is torch.Tensor:\n"
+        "            r['value'] = r['value'].to_sparse()\n"
+        "    return real_save(obj, f, *a, **k)\ntorch.save = fake_save\n"
+        "import gather_course._worker as W\nW.torch.save = fake_save\n"
+    )
     result = _judge(referee, "basics.pick_per_row", ANSWERS_BASICS + [sparse])
-    assert result.passed or result.tier == T.WRONG_TYPE, str(result)     # judged, no crash
+    assert result.passed or result.tier == T.WRONG_TYPE, str(result)  # judged, no crash
     from gather_course._referee import _value
+
     assert isinstance(_value(torch.eye(2).to_sparse()), Opaque)
     deep: dict = {"sequence": []}
     deep["sequence"].append(deep)
-    assert isinstance(_value(deep), (list, tuple, Opaque))             # no recursion error
+    assert isinstance(_value(deep), (list, tuple, Opaque))  # no recursion error
 
 
 def test_nothing_written_in_one_job_is_there_for_the_next(referee):
-    walk = ("import os\ndef _dirs():\n    for top in ('/tmp', '/dev/shm'):\n"
-            "        for here, dirs, files in os.walk(top):\n"
-            "            if here.count('/') < 6:\n                yield here, files\n")
-    plant = (walk + "for d, _ in list(_dirs()):\n    try:\n"
-             "        open(os.path.join(d, 'share.pt'), 'w').write('x')\n"
-             "    except OSError:\n        pass\n") if isolation().level == SANDBOX else ""
-    probe = (walk + "def pick_per_row(x, cols):\n"
-             "    left = any('share.pt' in files for _, files in _dirs())\n"
-             "    return torch.gather(x, 1, cols) + (1 if left else 0)\n")
+    walk = (
+        "import os\ndef _dirs():\n    for top in ('/tmp', '/dev/shm'):\n"
+        "        for here, dirs, files in os.walk(top):\n"
+        "            if here.count('/') < 6:\n                yield here, files\n"
+    )
+    plant = (
+        (
+            walk + "for d, _ in list(_dirs()):\n    try:\n"
+            "        open(os.path.join(d, 'share.pt'), 'w').write('x')\n"
+            "    except OSError:\n        pass\n"
+        )
+        if isolation().level == SANDBOX
+        else ""
+    )
+    probe = (
+        walk + "def pick_per_row(x, cols):\n"
+        "    left = any('share.pt' in files for _, files in _dirs())\n"
+        "    return torch.gather(x, 1, cols) + (1 if left else 0)\n"
+    )
     assert _judge(referee, "basics.pick_per_row", [PICK, plant + ANSWERS_BASICS[1]]).passed
     assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
 
 
 def test_faked_operation_counts_cannot_satisfy_a_rule(referee):
-    spoof = ("real_save = torch.save\ndef fake_save(obj, f, *a, **k):\n"
-             "    for r in obj.get('results', []):\n"
-             "        if isinstance(r, dict) and 'ops' in r:\n"
-             "            r['ops'] = {'scatter_add': 1}\n"
-             "    return real_save(obj, f, *a, **k)\ntorch.save = fake_save\n"
-             "def gather_backward(grad_out, dim, index, input_shape):\n"
-             "    grad = torch.zeros(input_shape, dtype=grad_out.dtype)\n"
-             "    return grad.index_put_(tuple(torch.meshgrid(*[torch.arange(s) for s in "
-             "index.shape], indexing='ij')[:dim % index.dim()]) + (index,), grad_out, "
-             "accumulate=True) if False else grad.scatter_add(dim, index, grad_out)\n")
+    spoof = (
+        "real_save = torch.save\ndef fake_save(obj, f, *a, **k):\n"
+        "    for r in obj.get('results', []):\n"
+        "        if isinstance(r, dict) and 'ops' in r:\n"
+        "            r['ops'] = {'scatter_add': 1}\n"
+        "    return real_save(obj, f, *a, **k)\ntorch.save = fake_save\n"
+        "def gather_backward(grad_out, dim, index, input_shape):\n"
+        "    grad = torch.zeros(input_shape, dtype=grad_out.dtype)\n"
+        "    return grad.index_put_(tuple(torch.meshgrid(*[torch.arange(s) for s in "
+        "index.shape], indexing='ij')[:dim % index.dim()]) + (index,), grad_out, "
+        "accumulate=True) if False else grad.scatter_add(dim, index, grad_out)\n"
+    )
     result = _judge(referee, "friends.gather_backward", [PICK, spoof])
     assert result.tier == T.RULES and "assignment into torch" in result.headline, str(result)
 
 
 def test_a_forbidden_op_behind_a_string_or_a_replayed_input_is_caught(referee):
-    sneaky = ("import operator\nseen = []\ndef gather_loop(input, dim, index):\n"
-              "    for a, b, d in seen:\n        if d == dim and a.shape == input.shape and "
-              "torch.equal(a, input):\n            return torch.zeros(index.shape, "
-              "dtype=input.dtype)\n    seen.append((input.clone(), index.clone(), dim))\n"
-              "    return operator.methodcaller('ga' + 'ther', dim, index.long())(input)\n")
+    sneaky = (
+        "import operator\nseen = []\ndef gather_loop(input, dim, index):\n"
+        "    for a, b, d in seen:\n        if d == dim and a.shape == input.shape and "
+        "torch.equal(a, input):\n            return torch.zeros(index.shape, "
+        "dtype=input.dtype)\n    seen.append((input.clone(), index.clone(), dim))\n"
+        "    return operator.methodcaller('ga' + 'ther', dim, index.long())(input)\n"
+    )
     assert _judge(referee, "basics.gather_loop", [PICK, sneaky]).tier == T.RULES
 
 
 def test_cpu_burnt_outside_the_calls_does_not_hide_a_loop(referee):
-    burn = ("import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 1.0:\n"
-            "    pass\n")
+    burn = (
+        "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 1.0:\n    pass\n"
+    )
     result = _judge(referee, "basics.pick_per_row", [PICK, burn, LISTS, burn], secret=None)
     assert result.tier == T.NOT_VECTORIZED, str(result)
 
 
 def test_honest_notebooks_are_not_flagged_for_what_else_they_hold(referee):
-    scratch = [IMPORTS, "\n" + exercise("basics.pick_per_row").solution_code,   # blank line
-               exercise("basics.gather_loop").solution_code,
-               'from gather_course import exercise\nexercise("basics.pick_per_row")'
-               '.check(pick_per_row)\n',
-               "x = torch.randn(3, 4); i = torch.randint(0, 4, (3, 2))\n"
-               "print(torch.equal(gather_loop(x, 1, i), torch.gather(x, 1, i)))\n"
-               "out = torch.gather(x, 1, i)\nimport numpy as np\nprint(np.pi)\n",
-               "import numpy as np\nprint(np.__version__)\n"]
+    scratch = [
+        IMPORTS,
+        "\n" + exercise("basics.pick_per_row").solution_code,  # blank line
+        exercise("basics.gather_loop").solution_code,
+        'from gather_course import exercise\nexercise("basics.pick_per_row").check(pick_per_row)\n',
+        "x = torch.randn(3, 4); i = torch.randint(0, 4, (3, 2))\n"
+        "print(torch.equal(gather_loop(x, 1, i), torch.gather(x, 1, i)))\n"
+        "out = torch.gather(x, 1, i)\nimport numpy as np\nprint(np.pi)\n",
+        "import numpy as np\nprint(np.__version__)\n",
+    ]
     assert _judge(referee, "basics.gather_loop", scratch).passed
     assert _judge(referee, "basics.pick_per_row", scratch).passed
-    own_helper = ("def nll_loss(log_probs, labels):\n"
-                  "    return -log_probs.gather(-1, labels.unsqueeze(-1)).squeeze(-1)\n"
-                  "def masked_nll(logits, labels, ignore_index=-100):\n"
-                  "    keep = labels != ignore_index\n    safe = torch.where(keep, labels, 0)\n"
-                  "    per_token = nll_loss(torch.log_softmax(logits, dim=-1), safe)\n"
-                  "    return (per_token * keep).sum() / keep.sum()\n")
+    own_helper = (
+        "def nll_loss(log_probs, labels):\n"
+        "    return -log_probs.gather(-1, labels.unsqueeze(-1)).squeeze(-1)\n"
+        "def masked_nll(logits, labels, ignore_index=-100):\n"
+        "    keep = labels != ignore_index\n    safe = torch.where(keep, labels, 0)\n"
+        "    per_token = nll_loss(torch.log_softmax(logits, dim=-1), safe)\n"
+        "    return (per_token * keep).sum() / keep.sum()\n"
+    )
     assert _judge(referee, "nlp.masked_nll", [PICK, own_helper]).passed
 
 
 def test_the_sandbox_reads_no_secrets_of_the_machine(referee):
     if isolation().level != SANDBOX:
         pytest.skip(f"no sandbox here: {isolation()}")
-    probe = ("import os, subprocess\nopen_ok = os.path.exists('/etc/shadow')\n"
-             "nested = subprocess.run(['unshare', '-U', '-r', 'true']).returncode == 0\n"
-             "def pick_per_row(x, cols):\n"
-             "    return torch.gather(x, 1, cols) + (1 if open_ok or nested else 0)\n")
+    probe = (
+        "import os, subprocess\nopen_ok = os.path.exists('/etc/shadow')\n"
+        "nested = subprocess.run(['unshare', '-U', '-r', 'true']).returncode == 0\n"
+        "def pick_per_row(x, cols):\n"
+        "    return torch.gather(x, 1, cols) + (1 if open_ok or nested else 0)\n"
+    )
     assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
 
 

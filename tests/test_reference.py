@@ -23,21 +23,24 @@ def test_randomized_battery_agrees_with_torch():
             assert torch.equal(got, want)
         else:
             invalid += 1
-    assert valid > 300 and invalid > 300       # the battery covers both sides
+    assert valid > 300 and invalid > 300  # the battery covers both sides
 
 
-@pytest.mark.parametrize("input, dim, index", [
-    (torch.tensor(5.0), 0, torch.tensor(0)),                       # 0-d
-    (torch.tensor(5.0), -1, torch.tensor([0, 0, 0])),              # 0-d input, 1-d index
-    (torch.arange(3.0), 0, torch.tensor(2)),                       # 1-d input, 0-d index
-    (torch.zeros(2, 3), 1, torch.zeros(0, 2, dtype=torch.long)),   # empty index
-    (torch.zeros(2, 3), 1, torch.zeros(5, 0)),                     # empty float index: accepted
-    (torch.zeros(2, 3), 0, torch.zeros(0, dtype=torch.long)),      # empty, fewer dims: accepted
-    (torch.arange(12).reshape(3, 4), -1, torch.tensor([[3], [0]])),  # negative dim, smaller
-    (torch.arange(24).reshape(2, 3, 4), -3, torch.ones(1, 3, 4, dtype=torch.int32)),
-    (torch.tensor([True, False]), 0, torch.tensor([1, 1, 0])),     # bool input
-    (torch.arange(12.0).reshape(3, 4).t(), 0, torch.tensor([[3, 0, 1]])),  # non-contiguous
-])
+@pytest.mark.parametrize(
+    "input, dim, index",
+    [
+        (torch.tensor(5.0), 0, torch.tensor(0)),  # 0-d
+        (torch.tensor(5.0), -1, torch.tensor([0, 0, 0])),  # 0-d input, 1-d index
+        (torch.arange(3.0), 0, torch.tensor(2)),  # 1-d input, 0-d index
+        (torch.zeros(2, 3), 1, torch.zeros(0, 2, dtype=torch.long)),  # empty index
+        (torch.zeros(2, 3), 1, torch.zeros(5, 0)),  # empty float index: accepted
+        (torch.zeros(2, 3), 0, torch.zeros(0, dtype=torch.long)),  # empty, fewer dims: accepted
+        (torch.arange(12).reshape(3, 4), -1, torch.tensor([[3], [0]])),  # negative dim, smaller
+        (torch.arange(24).reshape(2, 3, 4), -3, torch.ones(1, 3, 4, dtype=torch.int32)),
+        (torch.tensor([True, False]), 0, torch.tensor([1, 1, 0])),  # bool input
+        (torch.arange(12.0).reshape(3, 4).t(), 0, torch.tensor([[3, 0, 1]])),  # non-contiguous
+    ],
+)
 def test_edge_cases_match_torch(input, dim, index):
     want = torch.gather(input, dim, index)
     got = gather_reference(input, dim, index)
@@ -50,20 +53,30 @@ def test_seed_examples():
     t = torch.arange(24).reshape(2, 3, 4)
     idx = torch.tensor([[[0, 0, 0, 0], [2, 2, 2, 2]], [[0, 0, 0, 0], [2, 2, 2, 2]]])
     assert gather_reference(t, 1, idx).tolist() == [
-        [[0, 1, 2, 3], [8, 9, 10, 11]], [[12, 13, 14, 15], [20, 21, 22, 23]]]
+        [[0, 1, 2, 3], [8, 9, 10, 11]],
+        [[12, 13, 14, 15], [20, 21, 22, 23]],
+    ]
 
 
-@pytest.mark.parametrize("input, dim, index, words", [
-    (torch.zeros(2, 3), 2, torch.zeros(2, 3, dtype=torch.long), "dim=2 is out of range"),
-    (torch.zeros(3, 4, 5), 1, torch.zeros(3, 4, dtype=torch.long), "index has 2 dims but input has 3"),
-    (torch.zeros(2, 3), 1, torch.zeros(3, 1, dtype=torch.long), "index.size(0) is 3"),
-    (torch.zeros(2, 3), 1, torch.zeros(2, 1), "dtype float32"),
-    (torch.zeros(2, 3), 1, torch.full((2, 1), 3), "out of range"),
-    (torch.zeros(2, 3), 1, torch.full((2, 1), -1), "does not count from the end"),
-    ([1, 2, 3], 0, torch.tensor([0]), "input must be a torch.Tensor, got list"),
-    (torch.zeros(3), 0.0, torch.tensor([0]), "dim must be an int, got float"),
-    (torch.zeros(3), True, torch.tensor([0]), "dim must be an int, got bool"),
-])
+@pytest.mark.parametrize(
+    "input, dim, index, words",
+    [
+        (torch.zeros(2, 3), 2, torch.zeros(2, 3, dtype=torch.long), "dim=2 is out of range"),
+        (
+            torch.zeros(3, 4, 5),
+            1,
+            torch.zeros(3, 4, dtype=torch.long),
+            "index has 2 dims but input has 3",
+        ),
+        (torch.zeros(2, 3), 1, torch.zeros(3, 1, dtype=torch.long), "index.size(0) is 3"),
+        (torch.zeros(2, 3), 1, torch.zeros(2, 1), "dtype float32"),
+        (torch.zeros(2, 3), 1, torch.full((2, 1), 3), "out of range"),
+        (torch.zeros(2, 3), 1, torch.full((2, 1), -1), "does not count from the end"),
+        ([1, 2, 3], 0, torch.tensor([0]), "input must be a torch.Tensor, got list"),
+        (torch.zeros(3), 0.0, torch.tensor([0]), "dim must be an int, got float"),
+        (torch.zeros(3), True, torch.tensor([0]), "dim must be an int, got bool"),
+    ],
+)
 def test_rejections_say_what_and_why(input, dim, index, words):
     with pytest.raises(GatherCourseError) as info:
         gather_reference(input, dim, index)

@@ -37,18 +37,19 @@ def test_the_variant_solution_passes_and_the_public_one_fails(qid, name, seed, l
     assert q.check(solution_fn(q), seed=seed, large=large).passed
     assert not q.check(solution_fn(public), seed=seed, large=large).passed
     assert not public.check(solution_fn(q), seed=seed, large=large).passed
-    for fn in RIGHT.get(qid, []):              # other public answers fail the variant too
+    for fn in RIGHT.get(qid, []):  # other public answers fail the variant too
         assert not q.check(fn, seed=seed).passed, fn.__name__
 
 
 def test_a_class_seed_picks_a_non_public_variant_of_each_and_seeds_differ():
     for qid in WITH_VARIANTS:
         assert exercise(qid).pick_variant(1234) != "public"
-    assert all(exercise(q).pick_variant(5) == "public" for q in exercise_ids()
-               if q not in WITH_VARIANTS)
+    assert all(
+        exercise(q).pick_variant(5) == "public" for q in exercise_ids() if q not in WITH_VARIANTS
+    )
     several = [q for q in WITH_VARIANTS if len(exercise(q).variants) > 1]
     assert len(several) >= 3
-    for qid in several:                       # different classes get different variants
+    for qid in several:  # different classes get different variants
         picks = {exercise(qid).pick_variant(seed) for seed in range(40)}
         assert picks == {v.name for v in exercise(qid).variants}, qid
 
@@ -67,4 +68,4 @@ def test_in_a_class_hints_and_solutions_refuse(monkeypatch):
     for call in (q.solution, q.hint, exercise("nlp.masked_nll", "vocab_first").solution):
         with pytest.raises(GatherCourseError, match="turned off in this class"):
             call()
-    assert q.check(solution_fn(q)).passed          # checking still works
+    assert q.check(solution_fn(q)).passed  # checking still works

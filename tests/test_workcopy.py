@@ -33,29 +33,37 @@ def test_start_copies_the_lectures_and_exercises_and_never_overwrites(tmp_path, 
     code, out = _start(tmp_path, capsys, str(work))
     assert code == 0 and "Copied 12 notebooks" in out
     files = course_files()
-    assert {p.as_posix() for p in files} >= {"notebooks/01_basic_formula.ipynb",
-                                             "exercises/basics/basics.ipynb"}
+    assert {p.as_posix() for p in files} >= {
+        "notebooks/01_basic_formula.ipynb",
+        "exercises/basics/basics.ipynb",
+    }
     for rel in files:
         assert (work / rel).read_bytes() == (ROOT / rel).read_bytes()
     assert (work / MARKER).is_file()
 
     answer = work / "exercises/basics/basics.ipynb"
-    answer.write_text("my answers", encoding="utf-8")           # the learner's work
-    (work / "notebooks/02_nlp_label_scores.ipynb").unlink()     # a lecture deleted
+    answer.write_text("my answers", encoding="utf-8")  # the learner's work
+    (work / "notebooks/02_nlp_label_scores.ipynb").unlink()  # a lecture deleted
     code, out = _start(tmp_path, capsys, str(work))
     assert code == 0 and "Copied 1 notebooks" in out and "Kept 11" in out
     assert answer.read_text(encoding="utf-8") == "my answers"
     assert (work / "notebooks/02_nlp_label_scores.ipynb").is_file()
 
 
-@pytest.mark.parametrize("where, words", [
-    ("inside", "inside the course's own folder"),
-    ("foreign", "already holds other files"),
-    ("file", "is a file"),
-])
+@pytest.mark.parametrize(
+    "where, words",
+    [
+        ("inside", "inside the course's own folder"),
+        ("foreign", "already holds other files"),
+        ("file", "is a file"),
+    ],
+)
 def test_start_refuses_folders_that_are_not_the_learners_own(tmp_path, capsys, where, words):
-    target = {"inside": ROOT / "my-work", "foreign": tmp_path / "photos",
-              "file": tmp_path / "notes.txt"}[where]
+    target = {
+        "inside": ROOT / "my-work",
+        "foreign": tmp_path / "photos",
+        "file": tmp_path / "notes.txt",
+    }[where]
     if where == "foreign":
         target.mkdir()
         (target / "cat.jpg").write_bytes(b"\xff")
@@ -89,27 +97,33 @@ def test_learner_settings_switch_off_nbgrader_screens_that_exist():
 
     page = json.loads((LEARNER_CONFIG / "labconfig/page_config.json").read_text())
     off = {k for k, v in page["disabledExtensions"].items() if v}
-    assert {"@jupyter/nbgrader:formgrader", "@jupyter/nbgrader:create-assignment",
-            "@jupyter/nbgrader:assignment-list", "@jupyter/nbgrader:course-list"} <= off
-    assert "@jupyter/nbgrader:validate-assignment" not in off       # Validate stays
+    assert {
+        "@jupyter/nbgrader:formgrader",
+        "@jupyter/nbgrader:create-assignment",
+        "@jupyter/nbgrader:assignment-list",
+        "@jupyter/nbgrader:course-list",
+    } <= off
+    assert "@jupyter/nbgrader:validate-assignment" not in off  # Validate stays
     static = Path(nbgrader.__file__).parent / "labextension"
-    if not static.is_dir():                                         # installed under share/
+    if not static.is_dir():  # installed under share/
         static = Path(sys.prefix) / "share/jupyter/labextensions/@jupyter/nbgrader"
     bundle = "".join(p.read_text(errors="ignore") for p in static.rglob("*.js"))
     for plugin in off:
         assert f'"{plugin}"' in bundle, f"nbgrader has no plugin {plugin}"
     server = json.loads((LEARNER_CONFIG / "jupyter_server_config.json").read_text())
     exts = server["ServerApp"]["jpserver_extensions"]
-    assert exts == {"nbgrader.server_extensions.assignment_list": False,
-                    "nbgrader.server_extensions.course_list": False,
-                    "nbgrader.server_extensions.formgrader": False}
+    assert exts == {
+        "nbgrader.server_extensions.assignment_list": False,
+        "nbgrader.server_extensions.course_list": False,
+        "nbgrader.server_extensions.formgrader": False,
+    }
     for module in exts:
         __import__(module)
 
 
 def test_progress_shows_what_passes_in_the_working_copy(tmp_path):
     work = make_working_copy(tmp_path / "work").folder
-    for other in (work / "exercises").iterdir():                 # one assignment keeps it short
+    for other in (work / "exercises").iterdir():  # one assignment keeps it short
         if other.name != "basics":
             shutil.rmtree(other)
     path = work / "exercises/basics/basics.ipynb"

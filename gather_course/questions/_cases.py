@@ -17,12 +17,15 @@ class Case:
 
     @property
     def device(self) -> torch.device:
-        return next((v.device for v in self.inputs.values() if isinstance(v, torch.Tensor)),
-                    torch.device("cpu"))
+        return next(
+            (v.device for v in self.inputs.values() if isinstance(v, torch.Tensor)),
+            torch.device("cpu"),
+        )
 
     def on(self, device: torch.device) -> Case:
-        moved = {k: v.to(device) if isinstance(v, torch.Tensor) else v
-                 for k, v in self.inputs.items()}
+        moved = {
+            k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in self.inputs.items()
+        }
         return Case(f"{self.label}, on {device.type}", moved)
 
 
@@ -30,8 +33,9 @@ def randn(gen: torch.Generator, *shape: int, dtype: torch.dtype = torch.float32)
     return torch.randn(*shape, generator=gen, dtype=dtype)
 
 
-def randint(gen: torch.Generator, high: int, *shape: int,
-            dtype: torch.dtype = torch.int64) -> torch.Tensor:
+def randint(
+    gen: torch.Generator, high: int, *shape: int, dtype: torch.dtype = torch.int64
+) -> torch.Tensor:
     return torch.randint(0, high, shape, generator=gen, dtype=dtype)
 
 
@@ -62,9 +66,15 @@ def at(name: str, pos: tuple[int, ...] | list[int]) -> str:
     return f"{name}[{', '.join(str(p) for p in pos)}]"
 
 
-def gather_inputs(gen: torch.Generator, shape: tuple[int, ...], dim: int,
-                  index_shape: tuple[int, ...], index_dtype: torch.dtype = torch.int64,
-                  integer_input: bool = False, strided: bool = False) -> dict[str, Any]:
+def gather_inputs(
+    gen: torch.Generator,
+    shape: tuple[int, ...],
+    dim: int,
+    index_shape: tuple[int, ...],
+    index_dtype: torch.dtype = torch.int64,
+    integer_input: bool = False,
+    strided: bool = False,
+) -> dict[str, Any]:
     """``input``, ``dim`` and a valid ``index`` for ``torch.gather(input, dim, index)``."""
     input = randint(gen, 100, *shape) if integer_input else randn(gen, *shape)
     index = randint(gen, shape[dim], *index_shape, dtype=index_dtype)

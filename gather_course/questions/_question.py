@@ -47,7 +47,7 @@ class Variant:
     args: tuple[str, ...] = ()
 
 
-CLASS_ENV = "GATHER_COURSE_CLASS"     # set by a class's JupyterHub: no hints or solutions
+CLASS_ENV = "GATHER_COURSE_CLASS"  # set by a class's JupyterHub: no hints or solutions
 
 
 @dataclass(frozen=True)
@@ -79,12 +79,12 @@ class Question:
     forbid: dict[str, str] = field(default_factory=dict)
     require: dict[str, str] = field(default_factory=dict)
     verify: Callable[[dict[str, Any], torch.Tensor], Any] | None = None
-    timing: dict[str, Any] | None = None    # a large input: grading measures CPU time on it
+    timing: dict[str, Any] | None = None  # a large input: grading measures CPU time on it
     rtol: float = 1e-5
     atol: float = 1e-6
-    args: tuple[str, ...] = ()              # default: the spec's parameters
+    args: tuple[str, ...] = ()  # default: the spec's parameters
     variants: tuple[Variant, ...] = ()
-    no_variant_why: str = ""            # why a question has no class variant
+    no_variant_why: str = ""  # why a question has no class variant
     variant_name: str = "public"
 
     def __post_init__(self) -> None:
@@ -94,8 +94,10 @@ class Question:
         sizes.pop("label", None)
         made = tuple(self.make(torch.Generator().manual_seed(0), **sizes))
         if made != self.args:
-            raise TypeError(f"{self.qid}: make() returns the inputs {made}, but the "
-                            f"learner's function takes {self.args}")
+            raise TypeError(
+                f"{self.qid}: make() returns the inputs {made}, but the "
+                f"learner's function takes {self.args}"
+            )
 
     @property
     def name(self) -> str:
@@ -120,7 +122,9 @@ class Question:
             return self
         found = {v.name: v for v in self.variants}
         if name not in found:
-            known = ", ".join(["public", *found]) if found else f"public only: {self.no_variant_why}"
+            known = (
+                ", ".join(["public", *found]) if found else f"public only: {self.no_variant_why}"
+            )
             raise GatherCourseError(f"{self.qid} has no variant {name!r}; it has: {known}.")
         v = found[name]
         public = self
@@ -137,11 +141,20 @@ class Question:
             return text
 
         args = v.args or self.args
-        return replace(self, args=args, title=edit(self.title), task=edit(self.task),
-                       spec=spec, make=make,
-                       formula=None, hints=tuple(edit(h) for h in self.hints),
-                       solution_code=edit(self.solution_code), verify=None, variants=(),
-                       variant_name=name)
+        return replace(
+            self,
+            args=args,
+            title=edit(self.title),
+            task=edit(self.task),
+            spec=spec,
+            make=make,
+            formula=None,
+            hints=tuple(edit(h) for h in self.hints),
+            solution_code=edit(self.solution_code),
+            verify=None,
+            variants=(),
+            variant_name=name,
+        )
 
     def pick_variant(self, class_seed: int) -> str:
         """The variant a class with ``class_seed`` gets: never the public one, if it has others."""
@@ -155,16 +168,20 @@ class Question:
         """What the answer must not do (checked by ``check`` and by grading), or ''."""
         parts = []
         if self.vectorized:
-            parts.append("no Python loop over the elements: use whole-tensor operations "
-                         "(grading measures how the work grows with the input size)")
+            parts.append(
+                "no Python loop over the elements: use whole-tensor operations "
+                "(grading measures how the work grows with the input size)"
+            )
         if self.forbid:
             parts.append(f"don't use {self.forbidden_text}")
         if self.require:
             parts.append(f"use {self.required_text}")
         if self.forbid or self.require:
-            parts.append("call torch's functions by their names: no `getattr` or `eval`, "
-                         "no torch internals (`torch.ops`, `torch._C`), no numpy, threads "
-                         "or processes")
+            parts.append(
+                "call torch's functions by their names: no `getattr` or `eval`, "
+                "no torch internals (`torch.ops`, `torch._C`), no numpy, threads "
+                "or processes"
+            )
         return "; ".join(parts) + "." if parts else ""
 
     @property
@@ -185,26 +202,32 @@ class Question:
             raise GatherCourseError(
                 f"{what} of graded questions are turned off in this class ({CLASS_ENV} is "
                 "set by your instructor's JupyterHub): the exercise is graded, so it must be "
-                "your own work. The lectures' examples and check() still help.")
+                "your own work. The lectures' examples and check() still help."
+            )
 
     def hint(self, n: int = 1) -> Markdown:
         """Hint number ``n`` (1 = gentle nudge, last = almost the answer)."""
         self._refuse_in_class("Hints")
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(self.hints):
             raise GatherCourseError(
-                f"{self.qid} has hints 1 to {len(self.hints)}; got {type_name(n)}.")
+                f"{self.qid} has hints 1 to {len(self.hints)}; got {type_name(n)}."
+            )
         return Markdown(f"**Hint {n}/{len(self.hints)}** (`{self.qid}`): {self.hints[n - 1]}")
 
     def solution(self) -> Markdown:
         """A reference solution, as text (never run in your namespace)."""
         self._refuse_in_class("Solutions")
-        return Markdown(f"**Solution** (`{self.qid}`):\n\n```python\n{self.solution_code.strip()}\n```")
+        return Markdown(
+            f"**Solution** (`{self.qid}`):\n\n```python\n{self.solution_code.strip()}\n```"
+        )
 
     def _repr_markdown_(self) -> str:
         rules = f"**Rules:** {self.rules}\n\n" if self.rules else ""
-        return (f"**{self.title}** (`{self.qid}`)\n\nWrite `{self.signature}`: {self.task}\n\n"
-                f"{rules}Check it with `exercise({self.qid!r}).check({self.name})`; "
-                f"`.hint()` and `.solution()` help when stuck.")
+        return (
+            f"**{self.title}** (`{self.qid}`)\n\nWrite `{self.signature}`: {self.task}\n\n"
+            f"{rules}Check it with `exercise({self.qid!r}).check({self.name})`; "
+            f"`.hint()` and `.solution()` help when stuck."
+        )
 
     def __repr__(self) -> str:
         return f"<exercise {self.qid}: {self.signature}>"
@@ -244,13 +267,15 @@ def exercise(qid: str, variant: str = "public") -> Question:
     'pick_per_row(x, cols)'
     """
     if not isinstance(qid, str):
-        raise GatherCourseError(f"exercise() takes a question id such as "
-                                f"'basics.pick_per_row', got {type_name(qid)}.")
+        raise GatherCourseError(
+            f"exercise() takes a question id such as 'basics.pick_per_row', got {type_name(qid)}."
+        )
     if qid not in _REGISTRY:
         close = difflib.get_close_matches(qid, _REGISTRY, n=1)
         tip = f" Did you mean {close[0]!r}?" if close else ""
-        raise GatherCourseError(f"no question {qid!r}.{tip} Known ids: "
-                                f"{', '.join(sorted(_REGISTRY))}.")
+        raise GatherCourseError(
+            f"no question {qid!r}.{tip} Known ids: {', '.join(sorted(_REGISTRY))}."
+        )
     return _REGISTRY[qid].variant(variant)
 
 

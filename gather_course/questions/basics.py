@@ -16,8 +16,10 @@ from ._question import question
 
 # -- basics.pick_per_row ------------------------------------------------------------
 
-def _make_pick(gen: torch.Generator, R: int, C: int, K: int, strided: bool = False,
-               integer_input: bool = False) -> dict[str, Any]:
+
+def _make_pick(
+    gen: torch.Generator, R: int, C: int, K: int, strided: bool = False, integer_input: bool = False
+) -> dict[str, Any]:
     x = randint(gen, 100, R, C) if integer_input else randn(gen, R, C)
     return {"x": noncontig(x) if strided else x, "cols": randint(gen, C, R, K)}
 
@@ -34,16 +36,16 @@ def _spec_pick(x: torch.Tensor, cols: torch.Tensor) -> torch.Tensor:
 def _formula_pick(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     r, k = pos
     c = int(inp["cols"][r, k])
-    return (f"out[{r}, {k}] = x[{r}, cols[{r}, {k}]] = x[{r}, {c}] = "
-            f"{fmt_value(inp['x'][r, c])}")
+    return f"out[{r}, {k}] = x[{r}, cols[{r}, {k}]] = x[{r}, {c}] = {fmt_value(inp['x'][r, c])}"
 
 
 question(
     "basics.pick_per_row",
     title="One pick per row",
     task="`x` is `[R, C]` and `cols` is `[R, K]`. Return the `[R, K]` tensor with "
-         "`out[r, k] = x[r, cols[r, k]]`, without a Python loop.",
-    spec=_spec_pick, make=_make_pick,
+    "`out[r, k] = x[r, cols[r, k]]`, without a Python loop.",
+    spec=_spec_pick,
+    make=_make_pick,
     sizes=(
         dict(label="random shapes", R=3, C=5, K=2),
         dict(label="size-1 dims", R=1, C=1, K=1),
@@ -69,10 +71,10 @@ question(
         "tensor: for `t` of shape `[2, 4]` and `j = torch.tensor([[3], [0]])`, "
         "`torch.gather(t, 1, j)` is `[[t[0, 3]], [t[1, 0]]]`.",
     ),
-    solution_code='''
+    solution_code="""
 def pick_per_row(x, cols):
     return torch.gather(x, 1, cols)      # out[r, k] = x[r, cols[r, k]]
-''',
+""",
 )
 
 
@@ -82,9 +84,10 @@ question(
     "basics.gather_loop",
     title="gather by hand",
     task="return exactly what `torch.gather(input, dim, index)` returns (values, shape, "
-         "dtype), written with Python loops and plain indexing, without `gather` or "
-         "`take_along_dim`. Any rank, any `dim` (negative too).",
-    spec=gather_reference, make=gather_inputs,
+    "dtype), written with Python loops and plain indexing, without `gather` or "
+    "`take_along_dim`. Any rank, any `dim` (negative too).",
+    spec=gather_reference,
+    make=gather_inputs,
     sizes=(
         dict(label="2-D, dim=1", shape=(2, 3), dim=1, index_shape=(2, 2)),
         dict(label="1-D", shape=(5,), dim=0, index_shape=(3,)),
@@ -93,23 +96,36 @@ question(
         dict(label="3-D", shape=(2, 3, 4), dim=1, index_shape=(2, 2, 4)),
         dict(label="3-D, dim=-3", shape=(3, 2, 2), dim=-3, index_shape=(4, 2, 1)),
         dict(label="size-1 dims", shape=(1, 1, 1), dim=1, index_shape=(1, 3, 1)),
-        dict(label="int32 index", shape=(2, 5), dim=1, index_shape=(2, 3),
-             index_dtype=torch.int32),
+        dict(label="int32 index", shape=(2, 5), dim=1, index_shape=(2, 3), index_dtype=torch.int32),
         dict(label="integer input", shape=(3, 3), dim=0, index_shape=(3, 3), integer_input=True),
-        dict(label="non-contiguous input", shape=(3, 4, 5), dim=2, index_shape=(3, 4, 2),
-             strided=True),
+        dict(
+            label="non-contiguous input",
+            shape=(3, 4, 5),
+            dim=2,
+            index_shape=(3, 4, 2),
+            strided=True,
+        ),
     ),
     large_sizes=(
         dict(label="2-D, dim=1", shape=(6, 9), dim=1, index_shape=(6, 12)),
         dict(label="3-D, dim=0", shape=(5, 4, 3), dim=0, index_shape=(7, 4, 3)),
         dict(label="index smaller than input", shape=(4, 5, 6), dim=-2, index_shape=(2, 8, 3)),
-        dict(label="int32 index", shape=(4, 6), dim=-1, index_shape=(4, 6),
-             index_dtype=torch.int32),
-        dict(label="non-contiguous input", shape=(4, 5, 6), dim=1, index_shape=(4, 3, 6),
-             strided=True, integer_input=True),
+        dict(
+            label="int32 index", shape=(4, 6), dim=-1, index_shape=(4, 6), index_dtype=torch.int32
+        ),
+        dict(
+            label="non-contiguous input",
+            shape=(4, 5, 6),
+            dim=1,
+            index_shape=(4, 3, 6),
+            strided=True,
+            integer_input=True,
+        ),
     ),
-    scaling=(dict(shape=(2, 3), dim=1, index_shape=(2, 2)),
-             dict(shape=(4, 6), dim=1, index_shape=(4, 4))),
+    scaling=(
+        dict(shape=(2, 3), dim=1, index_shape=(2, 2)),
+        dict(shape=(4, 6), dim=1, index_shape=(4, 4)),
+    ),
     formula=lambda inp, which, pos: explain(inp["input"], inp["dim"], inp["index"], pos).text,
     hints=(
         "The output has **index's** shape and **input's** dtype (and device): start from "
@@ -125,7 +141,7 @@ question(
         "that tuple. For example, with a 3-D input and `dim=1`, if `index[0, 2, 1]` is 4 "
         "then `out[0, 2, 1]` is `input[0, 4, 1]`.",
     ),
-    solution_code='''
+    solution_code="""
 import itertools
 
 def gather_loop(input, dim, index):
@@ -136,8 +152,9 @@ def gather_loop(input, dim, index):
         src[dim] = int(index[pos])               # ...except along dim
         out[pos] = input[tuple(src)]
     return out
-''',
-    vectorized=False, forbid={"gather": "torch.gather or take_along_dim"},
+""",
+    vectorized=False,
+    forbid={"gather": "torch.gather or take_along_dim"},
 )
 
 
@@ -147,11 +164,19 @@ _SEED_INPUT = torch.arange(24).reshape(2, 3, 4)
 _SEED_INDEX = torch.tensor([[[0, 0, 0, 0], [2, 2, 2, 2]], [[0, 0, 0, 0], [2, 2, 2, 2]]])
 
 
-def _make_reverse(gen: torch.Generator, shape: tuple[int, ...] = (), dim: int = 0,
-                  index_shape: tuple[int, ...] = (), seed_example: bool = False) -> dict[str, Any]:
+def _make_reverse(
+    gen: torch.Generator,
+    shape: tuple[int, ...] = (),
+    dim: int = 0,
+    index_shape: tuple[int, ...] = (),
+    seed_example: bool = False,
+) -> dict[str, Any]:
     if seed_example:
-        return {"input": _SEED_INPUT.clone(), "output": torch.gather(_SEED_INPUT, 1, _SEED_INDEX),
-                "dim": 1}
+        return {
+            "input": _SEED_INPUT.clone(),
+            "output": torch.gather(_SEED_INPUT, 1, _SEED_INDEX),
+            "dim": 1,
+        }
     input = distinct(gen, *shape)
     index = randint(gen, shape[dim], *index_shape)
     return {"input": input, "output": torch.gather(input, dim, index), "dim": dim}
@@ -162,7 +187,7 @@ def _spec_reverse(input: torch.Tensor, output: torch.Tensor, dim: int) -> torch.
     index = torch.empty(output.shape, dtype=torch.int64)
     for pos in itertools.product(*(range(s) for s in output.shape)):
         src = list(pos)
-        for k in range(input.size(d)):           # search along dim for the value
+        for k in range(input.size(d)):  # search along dim for the value
             src[d] = k
             if input[tuple(src)] == output[pos]:
                 index[pos] = k
@@ -176,28 +201,37 @@ def _verify_reverse(inp: dict[str, Any], index: torch.Tensor) -> Any:
     report = diagnose(input, dim, index)
     if not report.ok:
         p = report.problems[0]
-        return (f"Gathering input along dim {dim} with your index fails: {p.message}",
-                [("fix", p.fix)])
+        return (
+            f"Gathering input along dim {dim} with your index fails: {p.message}",
+            [("fix", p.fix)],
+        )
     got = torch.gather(input, dim, index)
     bad = (got != output).nonzero()
     if not len(bad):
         return None
     pos = tuple(int(p) for p in bad[0])
-    return (f"Gathering input along dim {dim} with your index differs from output in "
-            f"{len(bad)} of {output.numel()} places.", [
-                ("first wrong element", at("index", pos)),
-                ("formula", f"{explain(input, dim, index, pos).text}, but "
-                            f"{at('output', pos)} = {fmt_value(output[pos])}"),
-            ])
+    return (
+        f"Gathering input along dim {dim} with your index differs from output in "
+        f"{len(bad)} of {output.numel()} places.",
+        [
+            ("first wrong element", at("index", pos)),
+            (
+                "formula",
+                f"{explain(input, dim, index, pos).text}, but "
+                f"{at('output', pos)} = {fmt_value(output[pos])}",
+            ),
+        ],
+    )
 
 
 question(
     "basics.reverse_index",
     title="Read the index back",
     task="`output` was made by `torch.gather(input, dim, index)`, and all values of `input` "
-         "are different. Return an index such that `torch.gather(input, dim, index)` "
-         "equals `output`.",
-    spec=_spec_reverse, make=_make_reverse,
+    "are different. Return an index such that `torch.gather(input, dim, index)` "
+    "equals `output`.",
+    spec=_spec_reverse,
+    make=_make_reverse,
     sizes=(
         dict(label="the arange(24) example", seed_example=True),
         dict(label="1-D", shape=(6,), dim=0, index_shape=(4,)),
@@ -210,8 +244,10 @@ question(
         dict(label="3-D", shape=(4, 5, 6), dim=1, index_shape=(4, 8, 6)),
         dict(label="2-D, dim=0", shape=(9, 7), dim=0, index_shape=(12, 5)),
     ),
-    scaling=(dict(shape=(3, 4), dim=1, index_shape=(3, 2)),
-             dict(shape=(6, 8), dim=1, index_shape=(6, 4))),
+    scaling=(
+        dict(shape=(3, 4), dim=1, index_shape=(3, 2)),
+        dict(shape=(6, 8), dim=1, index_shape=(6, 4)),
+    ),
     hints=(
         "The index has the output's shape. For each output position, only the coordinate "
         "along `dim` is unknown: the other coordinates are the position's own.",
@@ -227,7 +263,7 @@ question(
         "`(2, 3, 4)` tensor is at `(0, 1, 3)`. Keep the coordinate of `dim` (a negative "
         "`dim` counts from the end) and give it the output's shape.",
     ),
-    solution_code='''
+    solution_code="""
 def reverse_index(input, output, dim):
     dim = dim % input.dim()
     # where does each output value live in input? (the values are all different)
@@ -235,7 +271,9 @@ def reverse_index(input, output, dim):
     flat = match.int().argmax(dim=1)                          # flat position in input
     coords = torch.unravel_index(flat, input.shape)           # one tensor per dim
     return coords[dim].reshape(output.shape)
-''',
-    outputs=("index",), dtypes={"index": accepted_index_dtypes()},
-    vectorized=False, verify=_verify_reverse,
+""",
+    outputs=("index",),
+    dtypes={"index": accepted_index_dtypes()},
+    vectorized=False,
+    verify=_verify_reverse,
 )

@@ -17,12 +17,22 @@ from .nlp import MASKED_NLL
 
 # -- friends.gather_backward --------------------------------------------------------
 
-def _make_backward(gen: torch.Generator, shape: tuple[int, ...], dim: int,
-                   index_shape: tuple[int, ...], dtype: torch.dtype = torch.float32,
-                   high: int | None = None) -> dict[str, Any]:
+
+def _make_backward(
+    gen: torch.Generator,
+    shape: tuple[int, ...],
+    dim: int,
+    index_shape: tuple[int, ...],
+    dtype: torch.dtype = torch.float32,
+    high: int | None = None,
+) -> dict[str, Any]:
     index = randint(gen, high or shape[dim], *index_shape)
-    return {"grad_out": randn(gen, *index_shape, dtype=dtype), "dim": dim, "index": index,
-            "input_shape": torch.Size(shape)}
+    return {
+        "grad_out": randn(gen, *index_shape, dtype=dtype),
+        "dim": dim,
+        "index": index,
+        "input_shape": torch.Size(shape),
+    }
 
 
 def _readers(dim: int, index: torch.Tensor, target: tuple[int, ...]) -> list[tuple[int, ...]]:
@@ -35,12 +45,13 @@ def _readers(dim: int, index: torch.Tensor, target: tuple[int, ...]) -> list[tup
     return found
 
 
-def _spec_backward(grad_out: torch.Tensor, dim: int, index: torch.Tensor,
-                   input_shape: torch.Size) -> torch.Tensor:
+def _spec_backward(
+    grad_out: torch.Tensor, dim: int, index: torch.Tensor, input_shape: torch.Size
+) -> torch.Tensor:
     grad = torch.zeros(input_shape, dtype=grad_out.dtype)
     d = dim % index.dim()
     for q in itertools.product(*(range(s) for s in index.shape)):
-        grad[source_position(q, d, index)] += grad_out[q]   # every read sends its gradient back
+        grad[source_position(q, d, index)] += grad_out[q]  # every read sends its gradient back
     return grad
 
 
@@ -48,29 +59,40 @@ def _formula_backward(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> 
     readers = _readers(inp["dim"], inp["index"].cpu(), pos)
     if not readers:
         return f"grad{list(pos)} = 0: no element of the output reads input{list(pos)}"
-    terms = " + ".join(at("grad_out", q) for q in readers[:4]) + (" + ..." if len(readers) > 4 else "")
+    terms = " + ".join(at("grad_out", q) for q in readers[:4]) + (
+        " + ..." if len(readers) > 4 else ""
+    )
     total = sum(float(inp["grad_out"][q]) for q in readers)
-    return (f"grad{list(pos)} = sum of grad_out over the {len(readers)} output element(s) that "
-            f"read input{list(pos)} = {terms} = {fmt_value(total)}")
+    return (
+        f"grad{list(pos)} = sum of grad_out over the {len(readers)} output element(s) that "
+        f"read input{list(pos)} = {terms} = {fmt_value(total)}"
+    )
 
 
 question(
     "friends.gather_backward",
     title="The gradient of gather",
     task="`out = torch.gather(input, dim, index)` and `grad_out` is the gradient of the loss "
-         "with respect to `out`. Return the gradient with respect to `input` (shape "
-         "`input_shape`, dtype of `grad_out`), built with `scatter_add`. Indices may repeat.",
-    spec=_spec_backward, make=_make_backward,
-    sizes=(dict(label="repeated indices", shape=(2, 3), dim=1, index_shape=(2, 4), high=2),
-           dict(label="1-D", shape=(5,), dim=0, index_shape=(7,)),
-           dict(label="index smaller than input", shape=(4, 5), dim=0, index_shape=(2, 3)),
-           dict(label="3-D, dim=-1", shape=(2, 3, 4), dim=-1, index_shape=(2, 2, 6)),
-           dict(label="float64", shape=(3, 3), dim=1, index_shape=(3, 3), dtype=torch.float64)),
-    large_sizes=(dict(label="repeated indices", shape=(8, 10), dim=1, index_shape=(8, 30), high=3),
-                 dict(label="3-D, dim=0", shape=(6, 5, 4), dim=0, index_shape=(9, 5, 2))),
+    "with respect to `out`. Return the gradient with respect to `input` (shape "
+    "`input_shape`, dtype of `grad_out`), built with `scatter_add`. Indices may repeat.",
+    spec=_spec_backward,
+    make=_make_backward,
+    sizes=(
+        dict(label="repeated indices", shape=(2, 3), dim=1, index_shape=(2, 4), high=2),
+        dict(label="1-D", shape=(5,), dim=0, index_shape=(7,)),
+        dict(label="index smaller than input", shape=(4, 5), dim=0, index_shape=(2, 3)),
+        dict(label="3-D, dim=-1", shape=(2, 3, 4), dim=-1, index_shape=(2, 2, 6)),
+        dict(label="float64", shape=(3, 3), dim=1, index_shape=(3, 3), dtype=torch.float64),
+    ),
+    large_sizes=(
+        dict(label="repeated indices", shape=(8, 10), dim=1, index_shape=(8, 30), high=3),
+        dict(label="3-D, dim=0", shape=(6, 5, 4), dim=0, index_shape=(9, 5, 2)),
+    ),
     timing=dict(shape=(512, 512), dim=1, index_shape=(512, 2048)),
-    scaling=(dict(shape=(2, 3), dim=1, index_shape=(2, 4)),
-             dict(shape=(4, 6), dim=1, index_shape=(4, 8))),
+    scaling=(
+        dict(shape=(2, 3), dim=1, index_shape=(2, 4)),
+        dict(shape=(4, 6), dim=1, index_shape=(4, 8)),
+    ),
     formula=_formula_backward,
     hints=(
         "Each output element read one input element, so its gradient goes back to that "
@@ -87,11 +109,11 @@ question(
         "the same call with your `dim`, `index` and `grad_out`, on zeros of "
         "`input_shape`.",
     ),
-    solution_code='''
+    solution_code="""
 def gather_backward(grad_out, dim, index, input_shape):
     grad = torch.zeros(input_shape, dtype=grad_out.dtype, device=grad_out.device)
     return grad.scatter_add(dim, index, grad_out)    # repeated indices add up
-''',
+""",
     require={"scatter_add": "scatter_add (or scatter_add_)"},
 )
 
@@ -108,29 +130,48 @@ def _formula_take(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
         strides[k] = strides[k + 1] * input.size(k + 1)
     linear = sum(c * s for c, s in zip(src, strides))
     terms = " + ".join(f"{c}*{s}" for c, s in zip(src, strides))
-    return (f"{explain(input, dim, index, pos).text}; its linear position in input.flatten() "
-            f"is {terms} = {linear} (row-major strides of input's shape {list(input.shape)})")
+    return (
+        f"{explain(input, dim, index, pos).text}; its linear position in input.flatten() "
+        f"is {terms} = {linear} (row-major strides of input's shape {list(input.shape)})"
+    )
 
 
 question(
     "friends.gather_via_take",
     title="gather through torch.take",
     task="Return `torch.gather(input, dim, index)` computed with `torch.take` on linear "
-         "indices (no gather). `torch.take` reads `input` as if it were flattened in "
-         "row-major order, whatever its memory layout.",
-    spec=gather_reference, make=gather_inputs,
-    sizes=(dict(label="2-D, dim=1", shape=(3, 4), dim=1, index_shape=(3, 2)),
-           dict(label="1-D", shape=(6,), dim=0, index_shape=(4,)),
-           dict(label="2-D, dim=0", shape=(3, 4), dim=0, index_shape=(5, 4)),
-           dict(label="index smaller than input", shape=(4, 5, 3), dim=-2, index_shape=(2, 6, 2)),
-           dict(label="non-contiguous input", shape=(3, 4, 5), dim=2, index_shape=(3, 4, 2),
-                strided=True)),
-    large_sizes=(dict(label="3-D, dim=0", shape=(6, 5, 4), dim=0, index_shape=(9, 5, 4)),
-                 dict(label="non-contiguous input", shape=(5, 6, 7), dim=1, index_shape=(5, 8, 3),
-                      strided=True)),
+    "indices (no gather). `torch.take` reads `input` as if it were flattened in "
+    "row-major order, whatever its memory layout.",
+    spec=gather_reference,
+    make=gather_inputs,
+    sizes=(
+        dict(label="2-D, dim=1", shape=(3, 4), dim=1, index_shape=(3, 2)),
+        dict(label="1-D", shape=(6,), dim=0, index_shape=(4,)),
+        dict(label="2-D, dim=0", shape=(3, 4), dim=0, index_shape=(5, 4)),
+        dict(label="index smaller than input", shape=(4, 5, 3), dim=-2, index_shape=(2, 6, 2)),
+        dict(
+            label="non-contiguous input",
+            shape=(3, 4, 5),
+            dim=2,
+            index_shape=(3, 4, 2),
+            strided=True,
+        ),
+    ),
+    large_sizes=(
+        dict(label="3-D, dim=0", shape=(6, 5, 4), dim=0, index_shape=(9, 5, 4)),
+        dict(
+            label="non-contiguous input",
+            shape=(5, 6, 7),
+            dim=1,
+            index_shape=(5, 8, 3),
+            strided=True,
+        ),
+    ),
     timing=dict(shape=(512, 512), dim=1, index_shape=(512, 2048)),
-    scaling=(dict(shape=(3, 4), dim=1, index_shape=(3, 2)),
-             dict(shape=(6, 8), dim=1, index_shape=(6, 4))),
+    scaling=(
+        dict(shape=(3, 4), dim=1, index_shape=(3, 2)),
+        dict(shape=(6, 8), dim=1, index_shape=(6, 4)),
+    ),
     formula=_formula_take,
     hints=(
         "As `torch.take` reads `input` flattened, compute, for every output position, "
@@ -149,7 +190,7 @@ question(
         "at linear position 1*12 + 2*4 + 2*1 = 22. Add up such terms over the dims, as "
         "whole tensors, and `take` from `input` at the sum.",
     ),
-    solution_code='''
+    solution_code="""
 def gather_via_take(input, dim, index):
     dim = dim % input.dim()
     strides = [1] * input.dim()                       # row-major strides of the shape
@@ -165,7 +206,7 @@ def gather_via_take(input, dim, index):
             coord = torch.arange(index.size(k), device=index.device).view(view)
         linear = linear + coord * strides[k]
     return torch.take(input, linear)
-''',
+""",
     require={"take": "torch.take"},
     forbid={"gather": "torch.gather or take_along_dim"},
 )

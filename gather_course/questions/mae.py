@@ -21,11 +21,22 @@ def _order(noise_row: torch.Tensor) -> list[int]:
 
 # -- mae.random_masking -------------------------------------------------------------
 
-def _make_masking(gen: torch.Generator, N: int, L: int, D: int, mask_ratio: float,
-                  article: bool = False, strided: bool = False) -> dict[str, Any]:
+
+def _make_masking(
+    gen: torch.Generator,
+    N: int,
+    L: int,
+    D: int,
+    mask_ratio: float,
+    article: bool = False,
+    strided: bool = False,
+) -> dict[str, Any]:
     x = torch.arange(N * L * D).reshape(N, L, D) if article else randn(gen, N, L, D)
-    return {"x": noncontig(x) if strided else x, "mask_ratio": mask_ratio,
-            "noise": torch.rand(N, L, generator=gen)}
+    return {
+        "x": noncontig(x) if strided else x,
+        "mask_ratio": mask_ratio,
+        "noise": torch.rand(N, L, generator=gen),
+    }
 
 
 def _spec_masking(x: torch.Tensor, mask_ratio: float, noise: torch.Tensor):
@@ -36,9 +47,9 @@ def _spec_masking(x: torch.Tensor, mask_ratio: float, noise: torch.Tensor):
     ids_restore = torch.empty(N, L, dtype=torch.int64)
     for n in range(N):
         for rank, l in enumerate(_order(noise[n])):
-            ids_restore[n, l] = rank                 # where position l went in the shuffle
+            ids_restore[n, l] = rank  # where position l went in the shuffle
             if rank < len_keep:
-                x_masked[n, rank] = x[n, l]          # kept, in order of increasing noise
+                x_masked[n, rank] = x[n, l]  # kept, in order of increasing noise
                 mask[n, l] = 0
     return x_masked, mask, ids_restore
 
@@ -51,36 +62,46 @@ def _formula_masking(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
     if which == 0:
         j, d = pos[1], pos[2]
         l = order[j]
-        return (f"len_keep = int({L} * (1 - {inp['mask_ratio']})) = {len_keep}; "
-                f"x_masked[{n}, {j}, {d}] = x[{n}, ids_keep[{n}, {j}], {d}] where ids_keep = "
-                f"the positions sorted by increasing noise, so x[{n}, {l}, {d}] = "
-                f"{fmt_value(inp['x'][n, l, d])}")
+        return (
+            f"len_keep = int({L} * (1 - {inp['mask_ratio']})) = {len_keep}; "
+            f"x_masked[{n}, {j}, {d}] = x[{n}, ids_keep[{n}, {j}], {d}] where ids_keep = "
+            f"the positions sorted by increasing noise, so x[{n}, {l}, {d}] = "
+            f"{fmt_value(inp['x'][n, l, d])}"
+        )
     l = pos[1]
     rank = order.index(l)
     if which == 1:
-        return (f"noise[{n}, {l}] is number {rank} (0 = smallest) of noise[{n}] and len_keep "
-                f"= {len_keep}, so mask[{n}, {l}] = {0 if rank < len_keep else 1} "
-                "(0 = kept, 1 = removed)")
-    return (f"ids_restore[{n}, {l}] = the rank of noise[{n}, {l}] in noise[{n}] "
-            f"(0 = smallest) = {rank}")
+        return (
+            f"noise[{n}, {l}] is number {rank} (0 = smallest) of noise[{n}] and len_keep "
+            f"= {len_keep}, so mask[{n}, {l}] = {0 if rank < len_keep else 1} "
+            "(0 = kept, 1 = removed)"
+        )
+    return (
+        f"ids_restore[{n}, {l}] = the rank of noise[{n}, {l}] in noise[{n}] (0 = smallest) = {rank}"
+    )
 
 
 question(
     "mae.random_masking",
     title="MAE random masking",
     task="Write MAE's `random_masking` with the given `noise` (`[N, L]`) instead of fresh "
-         "random numbers: keep the `len_keep = int(L * (1 - mask_ratio))` positions with the "
-         "smallest noise, in order of increasing noise. Return `(x_masked, mask, ids_restore)`: "
-         "`x_masked` `[N, len_keep, D]`, a float `mask` `[N, L]` with 0 = kept and 1 = "
-         "removed in the original order, and `ids_restore` `[N, L]`.",
-    spec=_spec_masking, make=_make_masking,
-    sizes=(dict(label="the arange(64) example", N=1, L=16, D=4, mask_ratio=0.75, article=True),
-           dict(label="random shapes", N=3, L=8, D=5, mask_ratio=0.5),
-           dict(label="len_keep rounds down", N=2, L=6, D=2, mask_ratio=0.75),
-           dict(label="mask_ratio=0 keeps all", N=2, L=5, D=3, mask_ratio=0.0),
-           dict(label="non-contiguous x", N=2, L=9, D=4, mask_ratio=0.6, strided=True)),
-    large_sizes=(dict(label="random shapes", N=8, L=49, D=16, mask_ratio=0.75),
-                 dict(label="len_keep rounds down", N=4, L=10, D=3, mask_ratio=0.75)),
+    "random numbers: keep the `len_keep = int(L * (1 - mask_ratio))` positions with the "
+    "smallest noise, in order of increasing noise. Return `(x_masked, mask, ids_restore)`: "
+    "`x_masked` `[N, len_keep, D]`, a float `mask` `[N, L]` with 0 = kept and 1 = "
+    "removed in the original order, and `ids_restore` `[N, L]`.",
+    spec=_spec_masking,
+    make=_make_masking,
+    sizes=(
+        dict(label="the arange(64) example", N=1, L=16, D=4, mask_ratio=0.75, article=True),
+        dict(label="random shapes", N=3, L=8, D=5, mask_ratio=0.5),
+        dict(label="len_keep rounds down", N=2, L=6, D=2, mask_ratio=0.75),
+        dict(label="mask_ratio=0 keeps all", N=2, L=5, D=3, mask_ratio=0.0),
+        dict(label="non-contiguous x", N=2, L=9, D=4, mask_ratio=0.6, strided=True),
+    ),
+    large_sizes=(
+        dict(label="random shapes", N=8, L=49, D=16, mask_ratio=0.75),
+        dict(label="len_keep rounds down", N=4, L=10, D=3, mask_ratio=0.75),
+    ),
     timing=dict(N=64, L=1024, D=32, mask_ratio=0.5),
     scaling=(dict(N=2, L=8, D=3, mask_ratio=0.5), dict(N=4, L=16, D=6, mask_ratio=0.5)),
     formula=_formula_masking,
@@ -98,7 +119,7 @@ question(
         "the sorted mask is `[0, 0, 1, 1]`; gathered with `[1, 3, 0, 2]` it becomes `[0, 1, 0, "
         "1]`: positions 2 and 0 are kept.",
     ),
-    solution_code='''
+    solution_code="""
 def random_masking(x, mask_ratio, noise):
     N, L, D = x.shape
     len_keep = int(L * (1 - mask_ratio))
@@ -110,7 +131,7 @@ def random_masking(x, mask_ratio, noise):
     mask[:, :len_keep] = 0
     mask = torch.gather(mask, 1, ids_restore)          # unshuffle
     return x_masked, mask, ids_restore
-''',
+""",
     outputs=("x_masked", "mask", "ids_restore"),
     dtypes={"mask": _FLOATS, "ids_restore": accepted_index_dtypes()},
 )
@@ -118,22 +139,28 @@ def random_masking(x, mask_ratio, noise):
 
 # -- mae.restore_sequence -----------------------------------------------------------
 
-def _make_restore(gen: torch.Generator, N: int, L: int, D: int, keep: int,
-                  strided: bool = False) -> dict[str, Any]:
+
+def _make_restore(
+    gen: torch.Generator, N: int, L: int, D: int, keep: int, strided: bool = False
+) -> dict[str, Any]:
     ids_restore = torch.argsort(torch.argsort(torch.rand(N, L, generator=gen), dim=1), dim=1)
     x_visible = randn(gen, N, keep, D)
-    return {"x_visible": noncontig(x_visible) if strided else x_visible,
-            "mask_token": randn(gen, D), "ids_restore": ids_restore}
+    return {
+        "x_visible": noncontig(x_visible) if strided else x_visible,
+        "mask_token": randn(gen, D),
+        "ids_restore": ids_restore,
+    }
 
 
-def _spec_restore(x_visible: torch.Tensor, mask_token: torch.Tensor,
-                  ids_restore: torch.Tensor) -> torch.Tensor:
+def _spec_restore(
+    x_visible: torch.Tensor, mask_token: torch.Tensor, ids_restore: torch.Tensor
+) -> torch.Tensor:
     N, len_keep, D = x_visible.shape
     L = ids_restore.shape[1]
     out = torch.empty(N, L, D, dtype=x_visible.dtype)
     for n in range(N):
         for l in range(L):
-            j = int(ids_restore[n, l])               # where position l sits in the shuffle
+            j = int(ids_restore[n, l])  # where position l sits in the shuffle
             out[n, l] = x_visible[n, j] if j < len_keep else mask_token
     return out
 
@@ -143,25 +170,34 @@ def _formula_restore(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
     j = int(inp["ids_restore"][n, l])
     keep = inp["x_visible"].shape[1]
     if j < keep:
-        return (f"out[{n}, {l}, {d}] = x_visible[{n}, ids_restore[{n}, {l}], {d}] = "
-                f"x_visible[{n}, {j}, {d}] = {fmt_value(inp['x_visible'][n, j, d])}")
-    return (f"out[{n}, {l}, {d}] = mask_token[{d}] = {fmt_value(inp['mask_token'][d])} because "
-            f"ids_restore[{n}, {l}] = {j} >= len_keep = {keep} (a removed position)")
+        return (
+            f"out[{n}, {l}, {d}] = x_visible[{n}, ids_restore[{n}, {l}], {d}] = "
+            f"x_visible[{n}, {j}, {d}] = {fmt_value(inp['x_visible'][n, j, d])}"
+        )
+    return (
+        f"out[{n}, {l}, {d}] = mask_token[{d}] = {fmt_value(inp['mask_token'][d])} because "
+        f"ids_restore[{n}, {l}] = {j} >= len_keep = {keep} (a removed position)"
+    )
 
 
 question(
     "mae.restore_sequence",
     title="Restore the full sequence",
     task="As in MAE's decoder: `x_visible` is `[N, len_keep, D]` (the kept tokens, in "
-         "shuffled order), `mask_token` is `[D]`, `ids_restore` is `[N, L]`. Return `[N, L, "
-         "D]` in the original order, with `mask_token` at every removed position.",
-    spec=_spec_restore, make=_make_restore,
-    sizes=(dict(label="random shapes", N=2, L=8, D=3, keep=2),
-           dict(label="nothing removed", N=2, L=4, D=2, keep=4),
-           dict(label="one kept", N=3, L=5, D=4, keep=1),
-           dict(label="non-contiguous x_visible", N=2, L=6, D=5, keep=3, strided=True)),
-    large_sizes=(dict(label="random shapes", N=8, L=49, D=16, keep=12),
-                 dict(label="non-contiguous x_visible", N=4, L=16, D=6, keep=4, strided=True)),
+    "shuffled order), `mask_token` is `[D]`, `ids_restore` is `[N, L]`. Return `[N, L, "
+    "D]` in the original order, with `mask_token` at every removed position.",
+    spec=_spec_restore,
+    make=_make_restore,
+    sizes=(
+        dict(label="random shapes", N=2, L=8, D=3, keep=2),
+        dict(label="nothing removed", N=2, L=4, D=2, keep=4),
+        dict(label="one kept", N=3, L=5, D=4, keep=1),
+        dict(label="non-contiguous x_visible", N=2, L=6, D=5, keep=3, strided=True),
+    ),
+    large_sizes=(
+        dict(label="random shapes", N=8, L=49, D=16, keep=12),
+        dict(label="non-contiguous x_visible", N=4, L=16, D=6, keep=4, strided=True),
+    ),
     timing=dict(N=64, L=1024, D=32, keep=256),
     scaling=(dict(N=2, L=8, D=3, keep=2), dict(N=4, L=16, D=6, keep=4)),
     formula=_formula_restore,
@@ -179,12 +215,12 @@ question(
         "unsqueeze `ids_restore` at the end and expand it to `D`, so that all features "
         "of a token move together.",
     ),
-    solution_code='''
+    solution_code="""
 def restore_sequence(x_visible, mask_token, ids_restore):
     N, len_keep, D = x_visible.shape
     L = ids_restore.shape[1]
     mask_tokens = mask_token.expand(N, L - len_keep, D)
     full = torch.cat([x_visible, mask_tokens], dim=1)        # shuffled order
     return full.gather(1, ids_restore.unsqueeze(-1).expand(-1, -1, D))
-''',
+""",
 )

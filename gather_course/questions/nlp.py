@@ -12,18 +12,27 @@ from .._text import fmt_value
 from ._cases import noncontig, randint, randn
 from ._question import Question, question
 
-_ARTICLE_LABELS = torch.tensor([[1, 3, 0], [2, 1, 4]])   # 001 section 2
+_ARTICLE_LABELS = torch.tensor([[1, 3, 0], [2, 1, 4]])  # 001 section 2
 
 
-def _make(gen: torch.Generator, B: int, L: int, V: int, strided: bool = False,
-          dtype: torch.dtype = torch.float32, article: bool = False,
-          ignored: int = 0, ignore_index: int | None = None, *,
-          ids_as: str = "ids") -> dict[str, Any]:
+def _make(
+    gen: torch.Generator,
+    B: int,
+    L: int,
+    V: int,
+    strided: bool = False,
+    dtype: torch.dtype = torch.float32,
+    article: bool = False,
+    ignored: int = 0,
+    ignore_index: int | None = None,
+    *,
+    ids_as: str = "ids",
+) -> dict[str, Any]:
     """``logits`` ``[B, L, V]`` and the ids ``[B, L]`` under the name ``ids_as``."""
     logits = randn(gen, B, L, V, dtype=dtype)
     ids = _ARTICLE_LABELS.clone() if article else randint(gen, V, B, L)
     if ignored:
-        flat = ids.view(-1)                      # ignore a few positions, never all
+        flat = ids.view(-1)  # ignore a few positions, never all
         flat[torch.randperm(B * L, generator=gen)[:ignored]] = ignore_index
     return {"logits": noncontig(logits) if strided else logits, ids_as: ids}
 
@@ -52,6 +61,7 @@ _TIMING = dict(B=256, L=4096, V=8)
 
 # -- nlp.label_scores ---------------------------------------------------------------
 
+
 def _spec_labels(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     B, L, T = logits.shape
     out = torch.empty(B, L, dtype=logits.dtype)
@@ -64,20 +74,27 @@ def _spec_labels(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
 def _formula_labels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     b, l = pos
     t = int(inp["labels"][b, l])
-    return (f"out[{b}, {l}] = logits[{b}, {l}, labels[{b}, {l}]] = logits[{b}, {l}, {t}] = "
-            f"{fmt_value(inp['logits'][b, l, t])}")
+    return (
+        f"out[{b}, {l}] = logits[{b}, {l}, labels[{b}, {l}]] = logits[{b}, {l}, {t}] = "
+        f"{fmt_value(inp['logits'][b, l, t])}"
+    )
 
 
 question(
     "nlp.label_scores",
     title="Scores of the gold labels",
     task="`logits` is `[B, L, T]` (a score per tag at each position), `labels` is "
-         "`[B, L]` (the gold tag of each position). Return the `[B, L]` scores of the gold "
-         "tags: `out[b, l] = logits[b, l, labels[b, l]]`.",
-    spec=_spec_labels, make=partial(_make, ids_as="labels"),
-    sizes=_SIZES[:1] + (dict(label="the article's labels", B=2, L=3, V=5, article=True),)
+    "`[B, L]` (the gold tag of each position). Return the `[B, L]` scores of the gold "
+    "tags: `out[b, l] = logits[b, l, labels[b, l]]`.",
+    spec=_spec_labels,
+    make=partial(_make, ids_as="labels"),
+    sizes=_SIZES[:1]
+    + (dict(label="the article's labels", B=2, L=3, V=5, article=True),)
     + _SIZES[1:],
-    large_sizes=_LARGE, scaling=_SCALING, formula=_formula_labels, timing=_TIMING,
+    large_sizes=_LARGE,
+    scaling=_SCALING,
+    formula=_formula_labels,
+    timing=_TIMING,
     hints=(
         "This is one gather. The tag is chosen along the last dim (`dim=-1`), not along "
         "the sequence.",
@@ -88,14 +105,15 @@ question(
         "shape `[3, 5]` and `y` of shape `[3]`, `s.gather(1, y.unsqueeze(1))` is `[3, 1]`, "
         "and `.squeeze(1)` makes it `[3]`.",
     ),
-    solution_code='''
+    solution_code="""
 def label_scores(logits, labels):
     return logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)   # [B, L, 1] -> [B, L]
-''',
+""",
 )
 
 
 # -- nlp.token_log_probs ------------------------------------------------------------
+
 
 def _spec_tokens(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
     B, L, V = logits.shape
@@ -110,20 +128,26 @@ def _formula_tokens(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
     b, l = pos
     i = int(inp["input_ids"][b, l])
     value = _log_prob(inp["logits"][b, l].cpu(), i)
-    return (f"out[{b}, {l}] = log_softmax(logits[{b}, {l}])[input_ids[{b}, {l}]] = "
-            f"log_softmax(logits[{b}, {l}])[{i}] = logits[{b}, {l}, {i}] - "
-            f"logsumexp(logits[{b}, {l}]) = {fmt_value(value)}")
+    return (
+        f"out[{b}, {l}] = log_softmax(logits[{b}, {l}])[input_ids[{b}, {l}]] = "
+        f"log_softmax(logits[{b}, {l}])[{i}] = logits[{b}, {l}, {i}] - "
+        f"logsumexp(logits[{b}, {l}]) = {fmt_value(value)}"
+    )
 
 
 question(
     "nlp.token_log_probs",
     title="Log-probability of each token",
     task="`logits` is `[B, L, V]`, `input_ids` is `[B, L]`. Return the `[B, L]` "
-         "log-probabilities `log_softmax(logits[b, l])[input_ids[b, l]]` (the id at its own "
-         "position), as in a `compute_log_probs` method.",
-    spec=_spec_tokens, make=partial(_make, ids_as="input_ids"), sizes=_SIZES, large_sizes=_LARGE,
+    "log-probabilities `log_softmax(logits[b, l])[input_ids[b, l]]` (the id at its own "
+    "position), as in a `compute_log_probs` method.",
+    spec=_spec_tokens,
+    make=partial(_make, ids_as="input_ids"),
+    sizes=_SIZES,
+    large_sizes=_LARGE,
     timing=_TIMING,
-    scaling=_SCALING, formula=_formula_tokens,
+    scaling=_SCALING,
+    formula=_formula_tokens,
     hints=(
         "Two steps: turn the logits into log-probabilities over the vocabulary (the last "
         "dim, `V`), then pick one per position with gather, as in label_scores.",
@@ -135,23 +159,24 @@ question(
         "the softmax needs every score of the row, and the log-softmax of a single "
         "gathered score is always 0.",
     ),
-    solution_code='''
+    solution_code="""
 import torch.nn.functional as F
 
 def token_log_probs(logits, input_ids):
     log_probs = F.log_softmax(logits, dim=-1)                     # [B, L, V]
     return log_probs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)
-''',
+""",
 )
 
 
 # -- nlp.causal_lm_log_probs --------------------------------------------------------
 
+
 def _spec_causal(logits: torch.Tensor, input_ids: torch.Tensor) -> torch.Tensor:
     B, L, V = logits.shape
     out = torch.empty(B, L - 1, dtype=logits.dtype)
     for b in range(B):
-        for t in range(L - 1):                   # the prediction made at t is for t + 1
+        for t in range(L - 1):  # the prediction made at t is for t + 1
             out[b, t] = _log_prob(logits[b, t], int(input_ids[b, t + 1]))
     return out
 
@@ -160,21 +185,30 @@ def _formula_causal(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
     b, t = pos
     i = int(inp["input_ids"][b, t + 1])
     value = _log_prob(inp["logits"][b, t].cpu(), i)
-    return (f"out[{b}, {t}] = log_softmax(logits[{b}, {t}])[input_ids[{b}, {t + 1}]] = "
-            f"log_softmax(logits[{b}, {t}])[{i}] = {fmt_value(value)}")
+    return (
+        f"out[{b}, {t}] = log_softmax(logits[{b}, {t}])[input_ids[{b}, {t + 1}]] = "
+        f"log_softmax(logits[{b}, {t}])[{i}] = {fmt_value(value)}"
+    )
 
 
 question(
     "nlp.causal_lm_log_probs",
     title="Causal LM: score the next token",
     task="In a causal language model the logits at position `t` predict token `t + 1`. "
-         "Return the `[B, L-1]` tensor `out[b, t] = log_softmax(logits[b, t])[input_ids[b, t+1]]`.",
-    spec=_spec_causal, make=partial(_make, ids_as="input_ids"),
-    sizes=(dict(label="random shapes", B=2, L=4, V=6), dict(label="shortest sequence", B=1, L=2, V=3),
-           dict(label="vocabulary as long as the sequence", B=3, L=5, V=5),
-           dict(label="float64 logits", B=2, L=3, V=7, dtype=torch.float64),
-           dict(label="non-contiguous logits", B=2, L=6, V=4, strided=True)),
-    large_sizes=_LARGE, scaling=_SCALING, formula=_formula_causal, timing=_TIMING,
+    "Return the `[B, L-1]` tensor `out[b, t] = log_softmax(logits[b, t])[input_ids[b, t+1]]`.",
+    spec=_spec_causal,
+    make=partial(_make, ids_as="input_ids"),
+    sizes=(
+        dict(label="random shapes", B=2, L=4, V=6),
+        dict(label="shortest sequence", B=1, L=2, V=3),
+        dict(label="vocabulary as long as the sequence", B=3, L=5, V=5),
+        dict(label="float64 logits", B=2, L=3, V=7, dtype=torch.float64),
+        dict(label="non-contiguous logits", B=2, L=6, V=4, strided=True),
+    ),
+    large_sizes=_LARGE,
+    scaling=_SCALING,
+    formula=_formula_causal,
+    timing=_TIMING,
     hints=(
         "Line the predictions up with what they predict: drop the last position of the "
         "logits and the first of the ids.",
@@ -186,22 +220,25 @@ question(
         "vocabulary (`dim=-1`), gather along `dim=-1` with the ids unsqueezed to `[B, 3, 1]`, "
         "and squeeze that last dim away.",
     ),
-    solution_code='''
+    solution_code="""
 import torch.nn.functional as F
 
 def causal_lm_log_probs(logits, input_ids):
     log_probs = F.log_softmax(logits[:, :-1], dim=-1)   # predictions for tokens 1..L-1
     targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they predict
     return log_probs.gather(-1, targets).squeeze(-1)
-''',
+""",
 )
 
 
 # -- nlp.masked_nll -----------------------------------------------------------------
 
+
 def _make_nll(gen: torch.Generator, ignore_index: int = -100, **sizes: Any) -> dict[str, Any]:
-    return {**_make(gen, ignore_index=ignore_index, ids_as="labels", **sizes),
-            "ignore_index": ignore_index}
+    return {
+        **_make(gen, ignore_index=ignore_index, ids_as="labels", **sizes),
+        "ignore_index": ignore_index,
+    }
 
 
 def _spec_nll(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
@@ -218,8 +255,10 @@ def _spec_nll(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -1
 def _formula_nll(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     labels = inp["labels"]
     kept = int((labels != inp["ignore_index"]).sum())
-    return (f"loss = -mean of log_softmax(logits[b, l])[labels[b, l]] over the {kept} of "
-            f"{labels.numel()} positions whose label is not ignore_index={inp['ignore_index']}")
+    return (
+        f"loss = -mean of log_softmax(logits[b, l])[labels[b, l]] over the {kept} of "
+        f"{labels.numel()} positions whose label is not ignore_index={inp['ignore_index']}"
+    )
 
 
 # Built here, registered by friends.py: the friends assignment grades it, as a review
@@ -228,18 +267,23 @@ MASKED_NLL = Question(
     "nlp.masked_nll",
     title="Masked negative log-likelihood",
     task="`logits` is `[B, L, V]`, `labels` is `[B, L]` where some labels equal "
-         "`ignore_index` (padding, default -100). Return the scalar mean negative "
-         "log-likelihood over the other positions, equal to `F.cross_entropy(logits.flatten(0, 1), "
-         "labels.flatten(), ignore_index=ignore_index)`, but built with gather.",
-    spec=_spec_nll, make=_make_nll,
-    sizes=(dict(label="random shapes", B=2, L=3, V=5, ignored=2),
-           dict(label="nothing ignored", B=2, L=2, V=4),
-           dict(label="ignore_index=-1", B=3, L=4, V=6, ignored=5, ignore_index=-1),
-           dict(label="size-1 dims", B=1, L=1, V=1),
-           dict(label="float64 logits", B=2, L=5, V=7, ignored=3, dtype=torch.float64),
-           dict(label="non-contiguous logits", B=3, L=2, V=6, ignored=1, strided=True)),
-    large_sizes=(dict(label="random shapes", B=8, L=16, V=50, ignored=40),
-                 dict(label="ignore_index=0", B=4, L=9, V=33, ignored=10, ignore_index=0)),
+    "`ignore_index` (padding, default -100). Return the scalar mean negative "
+    "log-likelihood over the other positions, equal to `F.cross_entropy(logits.flatten(0, 1), "
+    "labels.flatten(), ignore_index=ignore_index)`, but built with gather.",
+    spec=_spec_nll,
+    make=_make_nll,
+    sizes=(
+        dict(label="random shapes", B=2, L=3, V=5, ignored=2),
+        dict(label="nothing ignored", B=2, L=2, V=4),
+        dict(label="ignore_index=-1", B=3, L=4, V=6, ignored=5, ignore_index=-1),
+        dict(label="size-1 dims", B=1, L=1, V=1),
+        dict(label="float64 logits", B=2, L=5, V=7, ignored=3, dtype=torch.float64),
+        dict(label="non-contiguous logits", B=3, L=2, V=6, ignored=1, strided=True),
+    ),
+    large_sizes=(
+        dict(label="random shapes", B=8, L=16, V=50, ignored=40),
+        dict(label="ignore_index=0", B=4, L=9, V=33, ignored=10, ignore_index=0),
+    ),
     timing=dict(B=256, L=4096, V=8, ignored=1000),
     scaling=(dict(B=2, L=3, V=5, ignored=2), dict(B=4, L=6, V=10, ignored=8)),
     formula=_formula_nll,
@@ -257,7 +301,7 @@ MASKED_NLL = Question(
         "divide by all of them). On a small example, losses `[[0.5, 2.0], [1.0, 4.0]]` "
         "with mask `[[True, False], [True, True]]` give (0.5 + 1.0 + 4.0) / 3.",
     ),
-    solution_code='''
+    solution_code="""
 import torch.nn.functional as F
 
 def masked_nll(logits, labels, ignore_index=-100):
@@ -266,7 +310,9 @@ def masked_nll(logits, labels, ignore_index=-100):
     log_probs = F.log_softmax(logits, dim=-1)
     nll = -log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)
     return (nll * keep).sum() / keep.sum()
-''',
-    forbid=dict.fromkeys(("nll_loss_forward", "nll_loss", "nll_loss2d_forward", "nll_loss_nd"),
-                         "F.cross_entropy or F.nll_loss (that is what the answer is compared with)"),
+""",
+    forbid=dict.fromkeys(
+        ("nll_loss_forward", "nll_loss", "nll_loss2d_forward", "nll_loss_nd"),
+        "F.cross_entropy or F.nll_loss (that is what the answer is compared with)",
+    ),
 )

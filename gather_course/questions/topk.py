@@ -12,8 +12,10 @@ from ._question import question
 
 # -- topk.select_patches ------------------------------------------------------------
 
-def _make_select(gen: torch.Generator, B: int, N: int, D: int, k: int,
-                 strided: bool = False) -> dict[str, Any]:
+
+def _make_select(
+    gen: torch.Generator, B: int, N: int, D: int, k: int, strided: bool = False
+) -> dict[str, Any]:
     patches = randn(gen, B, N, D)
     scores = randn(gen, B, N)
     return {"patches": noncontig(patches) if strided else patches, "scores": scores, "k": k}
@@ -37,25 +39,32 @@ def _spec_select(patches: torch.Tensor, scores: torch.Tensor, k: int) -> torch.T
 def _formula_select(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     b, j, d = pos
     n = _ranked(inp["scores"][b].cpu())[j]
-    return (f"out[{b}, {j}, {d}] = patches[{b}, n, {d}] with n = the patch of rank {j} "
-            f"(0 = highest) in scores[{b}] = {n} (score {fmt_value(inp['scores'][b, n])}), "
-            f"so patches[{b}, {n}, {d}] = {fmt_value(inp['patches'][b, n, d])}")
+    return (
+        f"out[{b}, {j}, {d}] = patches[{b}, n, {d}] with n = the patch of rank {j} "
+        f"(0 = highest) in scores[{b}] = {n} (score {fmt_value(inp['scores'][b, n])}), "
+        f"so patches[{b}, {n}, {d}] = {fmt_value(inp['patches'][b, n, d])}"
+    )
 
 
 question(
     "topk.select_patches",
     title="Keep the k best patches",
     task="`patches` is `[B, N, D]`, `scores` is `[B, N]`. Return `[B, k, D]`: for each "
-         "sample the `k` patches with the highest scores, highest first, each with all of "
-         "its `D` features.",
-    spec=_spec_select, make=_make_select,
-    sizes=(dict(label="random shapes", B=2, N=6, D=3, k=2),
-           dict(label="k=1", B=3, N=4, D=2, k=1),
-           dict(label="k=N", B=2, N=5, D=4, k=5),
-           dict(label="D=1", B=2, N=7, D=1, k=3),
-           dict(label="non-contiguous patches", B=2, N=8, D=5, k=4, strided=True)),
-    large_sizes=(dict(label="random shapes", B=8, N=49, D=16, k=12),
-                 dict(label="non-contiguous patches", B=4, N=30, D=9, k=30, strided=True)),
+    "sample the `k` patches with the highest scores, highest first, each with all of "
+    "its `D` features.",
+    spec=_spec_select,
+    make=_make_select,
+    sizes=(
+        dict(label="random shapes", B=2, N=6, D=3, k=2),
+        dict(label="k=1", B=3, N=4, D=2, k=1),
+        dict(label="k=N", B=2, N=5, D=4, k=5),
+        dict(label="D=1", B=2, N=7, D=1, k=3),
+        dict(label="non-contiguous patches", B=2, N=8, D=5, k=4, strided=True),
+    ),
+    large_sizes=(
+        dict(label="random shapes", B=8, N=49, D=16, k=12),
+        dict(label="non-contiguous patches", B=4, N=30, D=9, k=30, strided=True),
+    ),
     timing=dict(B=64, N=256, D=64, k=128),
     scaling=(dict(B=2, N=6, D=3, k=2), dict(B=4, N=12, D=6, k=4)),
     formula=_formula_select,
@@ -71,21 +80,26 @@ question(
         "with `k=2` give the indices `[[1, 2]]`, so the answer is patches 1 then 2 of "
         "that sample.",
     ),
-    solution_code='''
+    solution_code="""
 def select_patches(patches, scores, k):
     D = patches.size(-1)
     idx = torch.topk(scores, k, dim=1).indices               # [B, k], highest first
     return torch.gather(patches, 1, idx.unsqueeze(-1).expand(-1, -1, D))
-''',
+""",
 )
 
 
 # -- topk.scatter_back --------------------------------------------------------------
 
-def _make_back(gen: torch.Generator, B: int, K: int, D: int, n: int,
-               dtype: torch.dtype = torch.float32) -> dict[str, Any]:
-    return {"selected": randn(gen, B, K, D, dtype=dtype),
-            "indices": row_perms(gen, B, n)[:, :K], "n": n}
+
+def _make_back(
+    gen: torch.Generator, B: int, K: int, D: int, n: int, dtype: torch.dtype = torch.float32
+) -> dict[str, Any]:
+    return {
+        "selected": randn(gen, B, K, D, dtype=dtype),
+        "indices": row_perms(gen, B, n)[:, :K],
+        "n": n,
+    }
 
 
 def _spec_back(selected: torch.Tensor, indices: torch.Tensor, n: int) -> torch.Tensor:
@@ -102,8 +116,10 @@ def _formula_back(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     row = [int(v) for v in inp["indices"][b]]
     if i in row:
         k = row.index(i)
-        return (f"out[{b}, {i}, {d}] = selected[{b}, {k}, {d}] because indices[{b}, {k}] = {i}"
-                f", = {fmt_value(inp['selected'][b, k, d])}")
+        return (
+            f"out[{b}, {i}, {d}] = selected[{b}, {k}, {d}] because indices[{b}, {k}] = {i}"
+            f", = {fmt_value(inp['selected'][b, k, d])}"
+        )
     return f"out[{b}, {i}, {d}] = 0 because {i} does not appear in indices[{b}]"
 
 
@@ -111,15 +127,20 @@ question(
     "topk.scatter_back",
     title="Put selected patches back",
     task="`selected` is `[B, K, D]`, taken from positions `indices` (`[B, K]`, distinct in "
-         "each row) of a `[B, n, D]` sequence. Return the `[B, n, D]` tensor with each "
-         "selected row back at its index and zeros elsewhere (dtype of `selected`).",
-    spec=_spec_back, make=_make_back,
-    sizes=(dict(label="random shapes", B=2, K=2, D=3, n=5),
-           dict(label="all positions selected", B=2, K=4, D=2, n=4),
-           dict(label="K=1", B=3, K=1, D=4, n=6),
-           dict(label="float64", B=2, K=3, D=2, n=7, dtype=torch.float64)),
-    large_sizes=(dict(label="random shapes", B=8, K=12, D=16, n=49),
-                 dict(label="float64", B=4, K=20, D=5, n=30, dtype=torch.float64)),
+    "each row) of a `[B, n, D]` sequence. Return the `[B, n, D]` tensor with each "
+    "selected row back at its index and zeros elsewhere (dtype of `selected`).",
+    spec=_spec_back,
+    make=_make_back,
+    sizes=(
+        dict(label="random shapes", B=2, K=2, D=3, n=5),
+        dict(label="all positions selected", B=2, K=4, D=2, n=4),
+        dict(label="K=1", B=3, K=1, D=4, n=6),
+        dict(label="float64", B=2, K=3, D=2, n=7, dtype=torch.float64),
+    ),
+    large_sizes=(
+        dict(label="random shapes", B=8, K=12, D=16, n=49),
+        dict(label="float64", B=4, K=20, D=5, n=30, dtype=torch.float64),
+    ),
     timing=dict(B=64, K=128, D=64, n=256),
     scaling=(dict(B=2, K=2, D=3, n=5), dict(B=4, K=4, D=6, n=10)),
     formula=_formula_back,
@@ -134,10 +155,10 @@ question(
         "`torch.zeros(4).scatter(0, torch.tensor([2, 0]), torch.tensor([7., 8.]))` is "
         "`[8, 0, 7, 0]`.",
     ),
-    solution_code='''
+    solution_code="""
 def scatter_back(selected, indices, n):
     B, K, D = selected.shape
     out = selected.new_zeros(B, n, D)                       # same dtype and device
     return out.scatter(1, indices.unsqueeze(-1).expand(-1, -1, D), selected)
-''',
+""",
 )
