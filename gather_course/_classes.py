@@ -85,7 +85,7 @@ def release_class(root: Path, seed: int, target: Path, execute: bool = True) -> 
     """
     import nbformat
 
-    from .cli import execute_notebook
+    from ._execute import execute_notebook
 
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise GatherCourseError(f"--class-seed must be a whole number >= 0, got {seed!r}.")

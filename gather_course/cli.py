@@ -20,48 +20,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from ._errors import GatherCourseError
 
 
-def execute_notebook(path: Path, timeout: int = 600) -> None:
-    """Run a notebook top to bottom on CPU and store its outputs, deterministically.
-
-    Only outputs and execution counts change; the cells' sources are kept as they are.
-    The file is replaced atomically, so a failed run leaves the old one in place.
-    """
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(path, as_version=4)
-    sources = [c.source for c in nb.cells]
-    env = {"GATHER_COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3", record_timing=False,
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-    assert [c.source for c in nb.cells] == sources
-    for cell in nb.cells:
-        cell.metadata.pop("execution", None)
-    nb.metadata.pop("widgets", None)
-    fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        nbformat.write(nb, f)
-    os.chmod(tmp, os.stat(path).st_mode & 0o777)    # keep the notebook's permissions
-    os.replace(tmp, path)
-
-
 def _execute(args: argparse.Namespace) -> int:
     from ._course import notebook_file
+    from ._execute import execute_notebook
 
     paths = [notebook_file(name) for name in args.paths]     # all checked before any runs
     for path in paths:

@@ -18,7 +18,7 @@ from gather_course._grade import referee_student
 from gather_course._referee import Referee, graded_cells
 from gather_course._sandbox import Worker
 from gather_course._similar import normalise, similar
-from gather_course.cli import execute_notebook
+from gather_course._execute import execute_notebook
 from tests.helpers import ROOT, cli
 
 SEED = 2026

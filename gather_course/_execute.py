@@ -1,0 +1,43 @@
+"""Running a notebook top to bottom and storing its outputs (lectures, sources, class copies)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+# What every stored run uses, whatever the machine: the CPU, and a fixed hash seed.
+RUN_ENV = {"GATHER_COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0"}
+
+
+def execute_notebook(path: Path, timeout: int = 600, env: Mapping[str, str] | None = None) -> None:
+    """Run a notebook on CPU and store its outputs, deterministically.
+
+    The kernel gets this process's environment plus :data:`RUN_ENV` and ``env``; this
+    process's own environment is left as it is. Only outputs and execution counts change;
+    the cells' sources are kept. The file is replaced atomically, so a failed run leaves the
+    old one in place.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(path, as_version=4)
+    sources = [c.source for c in nb.cells]
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        record_timing=False,
+        resources={"metadata": {"path": str(path.parent)}},
+    )
+    client.execute(env={**os.environ, **RUN_ENV, **(env or {})})
+    assert [c.source for c in nb.cells] == sources
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    nb.metadata.pop("widgets", None)
+    fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        nbformat.write(nb, f)
+    os.chmod(tmp, os.stat(path).st_mode & 0o777)  # keep the notebook's permissions
+    os.replace(tmp, path)
