@@ -2,8 +2,9 @@
 
 The selection is ``out[r][j] = x[r][index[r][j]]`` (``torch.gather(x, 1, index)``) with
 ``x`` of shape ``[R, C]`` and ``index`` of shape ``[R, K]``. Every way of computing it is
-first checked to give exactly gather's result, then timed with warm-up, repeated blocks,
-the median, and CUDA synchronisation around every block. Each time is reported as a ratio
+first checked to give exactly gather's result, then timed by ``torch.utils.benchmark``
+(warm-up, blocks sized by ``Timer.blocked_autorange``, the median, the GPU waited for at
+every clock reading). Each time is reported as a ratio
 to gather and as effective bandwidth, a fraction of a plain copy of the same number of
 bytes on the same device (the practical ceiling for a memory-bound operation).
 
@@ -19,12 +20,13 @@ from __future__ import annotations
 import os
 import platform
 import statistics
-import time
+import timeit
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
+import torch.utils.benchmark as benchmark
 
 from ._errors import GatherCourseError
 from .device import _parse_device, default_device
@@ -58,43 +60,55 @@ def _device(device: torch.device | str | None) -> torch.device:
     return default_device() if device is None else _parse_device(str(device), "device")
 
 
-def _sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+def _clock(device: torch.device) -> Callable[[], float]:
+    """A clock for ``torch.utils.benchmark.Timer`` that waits for ``device``'s work first."""
+    if device.type != "cuda":
+        return timeit.default_timer
+
+    def clock() -> float:
+        torch.cuda.synchronize(device)  # a GPU runs asynchronously: wait for the work
+        return timeit.default_timer()
+
+    return clock
 
 
-def _block(fn: Callable[[], object], number: int, device: torch.device) -> float:
-    _sync(device)
-    start = time.perf_counter()
-    for _ in range(number):
-        fn()
-    _sync(device)                                    # wait for the GPU to finish the work
-    return (time.perf_counter() - start) / number
+def measure(
+    fn: Callable[[], object],
+    device: torch.device | str | None = None,
+    *,
+    warmup: int = 2,
+    repeats: int = 15,
+    min_block: float = 1e-3,
+) -> Timing:
+    """Median seconds per call of ``fn()``, timed by ``torch.utils.benchmark.Timer``.
 
-
-def measure(fn: Callable[[], object], device: torch.device | str | None = None, *,
-            warmup: int = 2, repeats: int = 15, min_block: float = 1e-3) -> Timing:
-    """Median seconds per call of ``fn()``: warm-up, then ``repeats`` synchronised blocks.
-
-    A block holds enough calls to last at least ``min_block`` seconds, so timer resolution
-    and launch jitter do not dominate short calls.
+    After ``warmup`` calls, ``Timer.blocked_autorange`` picks a block size that makes the
+    timer's own cost negligible and times whole blocks for at least ``repeats * min_block``
+    seconds; it runs again until there are at least ``repeats`` blocks. The clock waits
+    for the device at each reading, so GPU work is timed, not its launch.
 
     >>> x = torch.arange(1000.0)
     >>> measure(lambda: x * 2, "cpu").median < 1.0
     True
     """
-    device = torch.device(device) if device is not None else default_device()   # (for sync)
+    device = torch.device(device) if device is not None else default_device()  # (for sync)
     if repeats < 3 or warmup < 1:
-        raise GatherCourseError(f"measure needs warmup >= 1 and repeats >= 3, "
-                                f"got warmup={warmup}, repeats={repeats}.")
+        raise GatherCourseError(
+            f"measure needs warmup >= 1 and repeats >= 3, got warmup={warmup}, repeats={repeats}."
+        )
+    timer = benchmark.Timer(
+        stmt="fn()", globals={"fn": fn}, timer=_clock(device), num_threads=torch.get_num_threads()
+    )
     for _ in range(warmup):
         fn()
-    number = 1
-    while (t := _block(fn, number, device)) * number < min_block and number < 1 << 20:
-        number = max(number * 2, int(min_block / max(t, 1e-9)) + 1)
-    times = sorted(_block(fn, number, device) for _ in range(repeats))
+    runs = []
+    while sum(len(m.times) for m in runs) < repeats:
+        runs.append(timer.blocked_autorange(min_run_time=repeats * min_block))
+    (merged,) = benchmark.Measurement.merge(runs)
+    times = sorted(merged.times)
     q1, _, q3 = statistics.quantiles(times, n=4)
-    return Timing(statistics.median(times), q1, q3, repeats, number)
+    number = max(m.number_per_run for m in runs)
+    return Timing(statistics.median(times), q1, q3, len(times), number)
 
 
 def _fmt_time(seconds: float) -> str:
