@@ -21,8 +21,8 @@ import os
 import platform
 import statistics
 import timeit
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -32,7 +32,7 @@ from ._errors import GatherCourseError
 from .device import _parse_device, default_device
 
 __all__ = ["SIZES", "WAYS", "Comparison", "SuiteReport", "Timing", "compare", "machine",
-           "measure", "run_suite"]
+           "measure", "parse_patterns", "parse_repeats", "parse_sizes", "run_suite"]
 
 SIZES: dict[str, tuple[int, int, int]] = {           # name: (R rows, C columns, K picks per row)
     "small": (64, 256, 16),
@@ -280,17 +280,56 @@ def _size(size: str | Sequence[int]) -> tuple[int, int, int]:
             return SIZES[size]
         parts = size.lower().split("x")
         if len(parts) == 3 and all(p.isdigit() and int(p) > 0 for p in parts):
-            return tuple(int(p) for p in parts)        # type: ignore[return-value]
+            r, c, k = (int(p) for p in parts)
+            return r, c, k
     elif len(size) == 3 and all(isinstance(n, int) and n > 0 for n in size):
-        return tuple(size)                             # type: ignore[return-value]
-    raise GatherCourseError(f"a size is one of {', '.join(SIZES)} or 'RxCxK' "
-                            f"(rows x columns x picks per row, e.g. '1000x500x20'), got {size!r}.")
+        r, c, k = size
+        return r, c, k
+    raise GatherCourseError(
+        f"a size is one of {', '.join(SIZES)} or 'RxCxK' "
+        f"(rows x columns x picks per row, e.g. '1000x500x20'), got {size!r}."
+    )
+
+
+def parse_sizes(sizes: str | Sequence[str | Sequence[int]]) -> list[tuple[int, int, int]]:
+    """``"small,64x128x8"`` or a list of names and ``(R, C, K)``: the ``(R, C, K)`` sizes.
+
+    >>> parse_sizes("small,4x6x2")
+    [(64, 256, 16), (4, 6, 2)]
+    """
+    items = sizes.split(",") if isinstance(sizes, str) else list(sizes)
+    parsed = [_size(s) for s in items if s != ""]
+    if not parsed:
+        raise GatherCourseError(f"at least one size is needed, got {sizes!r}.")
+    return parsed
+
+
+def parse_patterns(patterns: str | Sequence[str]) -> list[str]:
+    """``"per-row,shared"`` or a list of them: the index patterns to time.
+
+    >>> parse_patterns("shared")
+    ['shared']
+    """
+    items = patterns.split(",") if isinstance(patterns, str) else list(patterns)
+    if not items or any(p not in ("per-row", "shared") for p in items):
+        raise GatherCourseError(f"patterns are per-row, shared or both, got {patterns!r}.")
+    return items
+
+
+def parse_repeats(repeats: int | str) -> int:
+    """The number of timed blocks: an int of at least 3 (a median of fewer is noise)."""
+    value = int(repeats) if isinstance(repeats, str) and repeats.strip().isdigit() else repeats
+    if not isinstance(value, int) or isinstance(value, bool) or value < 3:
+        raise GatherCourseError(
+            f"repeats must be at least 3 (a median of fewer is noise), got {repeats!r}."
+        )
+    return value
 
 
 def run_suite(sizes: Sequence[str | Sequence[int]] = ("small", "medium", "large"),
               device: torch.device | str | None = None, *,
               patterns: Sequence[str] = ("per-row", "shared"), repeats: int = 15,
-              seed: int = 0) -> "SuiteReport":
+              seed: int = 0) -> SuiteReport:
     """Time ``out[r][j] = x[r][index[r][j]]`` by every way in ``WAYS`` at each size.
 
     ``per-row``: every row has its own random columns. ``shared``: every row picks the
@@ -298,12 +337,8 @@ def run_suite(sizes: Sequence[str | Sequence[int]] = ("small", "medium", "large"
     Inputs are drawn on the CPU from ``seed`` and moved to ``device``.
     """
     device = _device(device)
-    bad = [p for p in patterns if p not in ("per-row", "shared")]
-    if bad or not patterns:
-        raise GatherCourseError(f"patterns are 'per-row' and 'shared', got {list(patterns)}.")
-    parsed = [_size(s) for s in sizes]
-    if not parsed:
-        raise GatherCourseError("run_suite needs at least one size, got none.")
+    patterns, parsed = parse_patterns(patterns), parse_sizes(sizes)
+    repeats = parse_repeats(repeats)
     parts = []
     for pattern in patterns:
         for r, c, k in parsed:
@@ -316,7 +351,8 @@ def run_suite(sizes: Sequence[str | Sequence[int]] = ("small", "medium", "large"
                 index = torch.randint(0, c, (1, k), generator=g).to(device).expand(r, k)
                 nbytes = 2 * r * k * x.element_size() + k * index.element_size()
             skipped = {w: why for w in WAYS if (why := _why_skipped(w, pattern, r, c, k))}
-            ways = {w: (lambda f=f: f(x, index)) for w, f in WAYS.items() if w not in skipped}
+            ways = {w: (lambda f=f, x=x, index=index: f(x, index)) for w, f in WAYS.items()
+                    if w not in skipped}
             part = compare(ways, baseline="gather", device=device, nbytes=nbytes,
                            skip_mismatches=True,    # e.g. a matmul with TF32 on rounds values
                            repeats=repeats, title=f"{pattern} index, x [{r}, {c}], "

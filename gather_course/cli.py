@@ -20,7 +20,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ._errors import GatherCourseError
 
@@ -204,27 +206,34 @@ def _bench(args: argparse.Namespace) -> int:
 
     import torch
 
-    from .benchmark import _size, run_suite
+    from .benchmark import run_suite
     from .device import _parse_device
 
     devices = [args.device] if args.device else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for device in devices:                           # every argument checked before any timing
         _parse_device(device, "--device", "Leave --device out to time the CPU only.")
-    sizes = args.sizes.split(",") if args.sizes else None
-    for size in sizes or []:
-        _size(size)
-    patterns = args.patterns.split(",")
-    if not set(patterns) <= {"per-row", "shared"}:
-        raise GatherCourseError(f"--patterns takes per-row, shared or both, got {args.patterns!r}.")
-    if args.repeats < 3:
-        raise GatherCourseError(f"--repeats must be at least 3 (a median of fewer is noise), "
-                                f"got {args.repeats}.")
     print(f"gather-course bench, {datetime.date.today().isoformat()}\n")
     for device in devices:
         default = ["small", "medium", "large"] + (["xlarge"] if device.startswith("cuda") else [])
-        report = run_suite(sizes or default, device, patterns=patterns, repeats=args.repeats)
+        report = run_suite(args.sizes or default, device, patterns=args.patterns, repeats=args.repeats)
         print(f"## {device}\n\n{report.to_markdown()}\n", flush=True)
     return 0
+
+
+def _arg(parser: str) -> Callable[[str], Any]:
+    """An argparse ``type=`` that parses with ``gather_course.benchmark.<parser>`` (imported
+    only when the option is used: it imports torch) and keeps the library's message."""
+
+    def convert(text: str) -> Any:
+        from . import benchmark
+
+        try:
+            return getattr(benchmark, parser)(text)
+        except GatherCourseError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = parser.removeprefix("parse_")  # argparse names the type in errors
+    return convert
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -277,10 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("bench", help="time gather, a loop, indexing, take_along_dim, take, "
                                      "index_select and a one-hot matmul (Markdown tables)")
     p.add_argument("--device", help="cpu or cuda (default: the CPU, and CUDA when present)")
-    p.add_argument("--sizes", help="comma-separated: small, medium, large, xlarge or RxCxK "
+    p.add_argument("--sizes", type=_arg("parse_sizes"), help="comma-separated: small, medium, large, xlarge or RxCxK "
                                    "(default: small,medium,large; xlarge too on CUDA)")
-    p.add_argument("--patterns", default="per-row,shared", help="per-row, shared or both")
-    p.add_argument("--repeats", type=int, default=15, help="timed blocks per way (default 15)")
+    p.add_argument("--patterns", type=_arg("parse_patterns"), default="per-row,shared",
+                   help="per-row, shared or both")
+    p.add_argument("--repeats", type=_arg("parse_repeats"), default=15,
+                   help="timed blocks per way (default 15)")
     p.set_defaults(func=_bench)
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)

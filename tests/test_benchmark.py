@@ -9,7 +9,7 @@ import torch
 
 from gather_course import GatherCourseError, gather_reference
 from gather_course import benchmark as bm
-from gather_course.cli import main
+from tests.helpers import cli
 
 SHAPES = [(1, 1, 1), (1, 7, 3), (5, 1, 4), (6, 9, 2), (3, 4, 8)]
 
@@ -142,10 +142,23 @@ def test_bad_sizes_say_what_a_size_is(size):
 
 
 def test_bad_patterns_and_no_sizes_are_refused():
-    with pytest.raises(GatherCourseError, match="patterns are 'per-row' and 'shared'"):
+    with pytest.raises(GatherCourseError, match="patterns are per-row, shared or both"):
         bm.run_suite(["small"], "cpu", patterns=["rows"])
     with pytest.raises(GatherCourseError, match="at least one size"):
         bm.run_suite([], "cpu")
+    with pytest.raises(GatherCourseError, match="repeats must be at least 3"):
+        bm.run_suite(["small"], "cpu", repeats=2)
+
+
+@pytest.mark.parametrize("option, value, parser", [
+    ("--sizes", "small,nope", bm.parse_sizes), ("--patterns", "rows", bm.parse_patterns),
+    ("--repeats", "1", bm.parse_repeats), ("--repeats", "three", bm.parse_repeats)])
+def test_the_command_and_the_library_refuse_a_bad_value_in_the_same_words(option, value, parser):
+    with pytest.raises(GatherCourseError) as refused:
+        parser(value)
+    run = cli("bench", option, value)
+    assert run.returncode == 2 and run.stdout == ""
+    assert run.stderr.strip().endswith(f"argument {option}: {refused.value}"), run.stderr
 
 
 def test_the_suite_times_every_way_that_applies_and_names_the_machine():
@@ -162,21 +175,21 @@ def test_the_suite_times_every_way_that_applies_and_names_the_machine():
     assert text.count("| gather |") == 4 and "0x" not in text
 
 
-def test_bench_command_checks_every_argument_before_timing(capsys):
+def test_bench_command_checks_every_argument_before_timing():
     for args, message in [(["--sizes", "small,nope"], "got 'nope'"),
                           (["--device", "foo"], "torch device such as cpu or cuda"),
                           (["--patterns", "rows"], "per-row, shared or both"),
                           (["--repeats", "1"], "at least 3")]:
-        assert main(["bench", *args]) == 2
-        out, err = capsys.readouterr()
-        assert message in err and out == ""
+        run = cli("bench", *args)
+        assert run.returncode == 2 and message in run.stderr and run.stdout == ""
     if not torch.cuda.is_available():
-        assert main(["bench", "--device", "cuda"]) == 2
-        assert "sees no CUDA device" in capsys.readouterr().err
+        run = cli("bench", "--device", "cuda")
+        assert run.returncode == 2 and "sees no CUDA device" in run.stderr
 
 
-def test_bench_command_prints_one_section_per_device(capsys):
-    assert main(["bench", "--sizes", "4x6x2", "--patterns", "shared", "--repeats", "3"]) == 0
-    out = capsys.readouterr().out
+def test_bench_command_prints_one_section_per_device():
+    run = cli("bench", "--sizes", "4x6x2", "--patterns", "shared", "--repeats", "3")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
     assert "## cpu\n" in out and "| index_select |" in out
     assert ("## cuda\n" in out) == torch.cuda.is_available()
