@@ -12,9 +12,10 @@ import re
 import shutil
 import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from ._errors import GatherCourseError
 
@@ -156,8 +157,10 @@ class QuestionReport:
 
 
 def _is_ours(nb: Any) -> bool:
+    from nbgrader.utils import is_grade
+
     return isinstance(nb.metadata.get("gather_course"), dict) and any(
-        c.metadata.get("nbgrader", {}).get("grade") for c in nb.cells)
+        is_grade(c) for c in nb.cells)
 
 
 def check_notebook(path: str | Path, timeout: float = 10.0,
@@ -173,7 +176,7 @@ def check_notebook(path: str | Path, timeout: float = 10.0,
     """
     import nbformat
 
-    from ._referee import Plan, Referee, read_submission, graded_cells
+    from ._referee import Plan, Referee, graded_cells, read_submission
     from ._sandbox import Worker
 
     path = notebook_file(path)
@@ -185,11 +188,10 @@ def check_notebook(path: str | Path, timeout: float = 10.0,
         raise GatherCourseError(
             f"{path} is not one of the course's exercise notebooks (no gather_course "
             "metadata or graded test cells). Check a notebook from exercises/<assignment>/.")
-    from nbgrader.utils import compute_checksum    # (slow to import: only for our notebooks)
+    from nbgrader.utils import compute_checksum, is_locked
 
     changed = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
-               if c.metadata.get("nbgrader", {}).get("locked")
-               and "checksum" in c.metadata["nbgrader"]
+               if is_locked(c) and "checksum" in c.metadata["nbgrader"]
                and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]}
     submission = read_submission(nb, nb)
     own = referee is None

@@ -11,14 +11,15 @@ import queue
 import secrets
 import sys
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, TextIO
+from typing import Any, TextIO
 
 from ._course import PROTECTED, RELEASE, SOURCE, known_assignment, nbgrader_api, nbgrader_errors
 from ._errors import GatherCourseError
-from ._referee import CALL_LIMIT, NotGraded, Plan, Referee, read_submission, graded_cells
+from ._referee import CALL_LIMIT, NotGraded, Plan, Referee, graded_cells, read_submission
 from ._sandbox import SANDBOX, Worker, isolation
 from .nbgrader_plugins import RefereeVerdicts
 from .questions._check import CheckResult
@@ -47,23 +48,27 @@ def submissions(root: Path, assignment: str) -> list[str]:
     return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir())
 
 
-def _gradebook(root: Path) -> Any:
-    """The course's nbgrader gradebook (``gradebook.db`` in the root)."""
-    from nbgrader.api import Gradebook
-
-    return Gradebook(f"sqlite:///{root / 'gradebook.db'}")
+@contextlib.contextmanager
+def _gradebook(root: Path) -> Iterator[Any]:
+    """The course's nbgrader gradebook, where its config puts it (``CourseDirectory.db_url``;
+    by default ``gradebook.db`` in the root), opened by nbgrader's own API."""
+    with nbgrader_api(root) as api, api.gradebook as gb:
+        yield gb
 
 
 def _gradebook_knows(root: Path, assignment: str) -> bool:
+    """Whether the gradebook has the assignment's notebooks (without creating a database)."""
     from nbgrader.api import MissingEntry
 
-    if not (root / "gradebook.db").is_file():
-        return False
-    with _gradebook(root) as gb:
-        try:
-            return bool(gb.find_assignment(assignment).notebooks)
-        except MissingEntry:
+    with nbgrader_api(root) as api:
+        url = api.coursedir.db_url
+        if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
             return False
+        with api.gradebook as gb:
+            try:
+                return bool(gb.find_assignment(assignment).notebooks)
+            except MissingEntry:
+                return False
 
 
 @contextlib.contextmanager
@@ -291,9 +296,14 @@ def _record(root: Path, assignment: str, students: list[str],
             verdicts: dict[str, dict[str, CheckResult]], problems: dict[str, str],
             notes: dict[str, list[str]]) -> None:
     """Write the verdicts into nbgrader's gradebook through its own autograde (no execution)."""
-    from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
-                                        LimitOutput, SaveAutoGrades)
     from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
 
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for student in students:

@@ -105,6 +105,8 @@ def read_submission(nb: Any, reference: Any) -> Submission:
     ``reference`` is the course's student notebook (for grading) or ``nb`` itself (for a
     learner's own check). Test cells are never run: the referee does their work.
     """
+    from nbgrader.utils import is_grade, is_locked, is_solution
+
     ref = {
         c.metadata["nbgrader"]["grade_id"]: c
         for c in reference.cells
@@ -121,10 +123,9 @@ def read_submission(nb: Any, reference: Any) -> Submission:
         source = cell.source
         if gid in ref:
             seen.add(gid)
-            ref_meta = ref[gid].metadata["nbgrader"]
-            if ref_meta.get("grade") and not ref_meta.get("solution"):
+            if is_grade(ref[gid]) and not is_solution(ref[gid]):
                 continue  # a test cell: the referee's job
-            if ref_meta.get("locked"):
+            if is_locked(ref[gid]):
                 source = ref[gid].source  # the course's own code, as released
         magic = _is_ipython_syntax(source)
         if magic:
@@ -140,8 +141,8 @@ def read_submission(nb: Any, reference: Any) -> Submission:
         for gid, c in ref.items()
         if gid not in seen
         and c.cell_type == "code"
-        and c.metadata["nbgrader"].get("locked")
-        and not c.metadata["nbgrader"].get("grade")
+        and is_locked(c)
+        and not is_grade(c)
     ]
     return Submission(missing + run, notes)
 
@@ -155,10 +156,12 @@ def graded_cells(nb: Any) -> list[tuple[str, str, float]]:
     The question id carries the class variant a class release's test cell names, as
     ``qid:variant``.
     """
+    from nbgrader.utils import is_grade, is_solution
+
     found = []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
-        if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
+        if is_grade(cell) and not is_solution(cell) and cell.cell_type == "code":
             match = _EXERCISE.search(cell.source)
             if match:
                 qid = match.group(1) + (f":{match.group(2)}" if match.group(2) else "")

@@ -7,25 +7,27 @@ from typing import Any
 
 from nbformat.v4 import new_output
 from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
 from traitlets import Unicode
 
-_BEGIN_HIDDEN = "### BEGIN HIDDEN TESTS"
 
+class HideHiddenTestTracebacks(NbGraderPreprocessor):  # (enabled by default, unlike nbconvert's)
+    """Keep only ``ErrorName: message`` of the errors in test cells.
 
-class HideHiddenTestTracebacks(NbGraderPreprocessor):   # (enabled by default, unlike nbconvert's)
-    """Keep only ``ErrorName: message`` of errors in test cells that have hidden tests.
-
-    IPython's traceback quotes the lines around the failing one, which would show the hidden
-    tests in the feedback even after ``ClearHiddenTests`` removed them from the source.
-    The message (the check's explanation) stays.
+    IPython's traceback quotes the lines around the failing one, which would show hidden
+    tests in the feedback even after ``ClearHiddenTests`` removed them from the source. A test
+    cell's message (the check's verdict) says all a student needs, so every test cell is
+    treated alike: that works whatever the hidden-test markers are called, and before or
+    after ``ClearHiddenTests`` in the list (once it has run, no marker is left to find).
     """
 
     def preprocess_cell(self, cell: Any, resources: dict, index: int) -> tuple[Any, dict]:
-        if cell.cell_type == "code" and _BEGIN_HIDDEN in cell.source:
+        if cell.cell_type == "code" and is_grade(cell) and not is_solution(cell):
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "error":
-                    output["traceback"] = [f"{output.get('ename', 'Error')}: "
-                                           f"{output.get('evalue', '')}"]
+                    output["traceback"] = [
+                        f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+                    ]
         return cell, resources
 
 
@@ -48,9 +50,9 @@ class RefereeVerdicts(NbGraderPreprocessor):
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell: Any, resources: dict, index: int) -> tuple[Any, dict]:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("grade") or meta.get("solution"):
+        if cell.cell_type != "code" or not is_grade(cell) or is_solution(cell):
             return cell, resources
+        meta = cell.metadata["nbgrader"]
         verdict = self._mine.get("__all__") or self._mine.get(
             meta.get("grade_id"), {"passed": False, "message": "This question was not graded."})
         if verdict["passed"]:
@@ -71,8 +73,7 @@ class RunAllShowsEveryVerdict(NbGraderPreprocessor):
     """
 
     def preprocess_cell(self, cell: Any, resources: dict, index: int) -> tuple[Any, dict]:
-        meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type == "code" and (meta.get("grade") or meta.get("solution")):
+        if cell.cell_type == "code" and (is_grade(cell) or is_solution(cell)):
             tags = cell.metadata.setdefault("tags", [])
             if "raises-exception" not in tags:
                 tags.append("raises-exception")

@@ -53,7 +53,7 @@ def test_compare_refuses_a_candidate_that_computes_something_else():
     x, i = inputs(4, 5, 3, "per-row")
     cases = {"values": lambda: x.gather(1, i) + 1, "shape": lambda: x.gather(1, i)[:2],
              "dtype": lambda: x.gather(1, i).double(), "type": lambda: x.gather(1, i).tolist()}
-    for what, wrong in cases.items():
+    for _what, wrong in cases.items():
         with pytest.raises(GatherCourseError, match="'wrong' does not compute the same tensor"):
             bm.compare({"gather": lambda: x.gather(1, i), "wrong": wrong},
                        baseline="gather", device="cpu", repeats=3)

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import filecmp
-import io
 import json
-import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import nbformat
@@ -17,7 +13,6 @@ import torch
 
 from gather_course import GatherCourseError, Tier, exercise, exercise_ids
 from gather_course._course import course_root, release
-from gather_course.cli import main
 from tests.helpers import ROOT, cli
 
 SOURCES = sorted((ROOT / "solutions").glob("*/*.ipynb"))

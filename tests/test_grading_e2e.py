@@ -24,11 +24,11 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.answers import WRONG
 from gather_course import exercise
 from gather_course._course import assignments, nbgrader_api
 from gather_course._referee import graded_cells
 from gather_course._sandbox import SANDBOX, isolation
+from tests.answers import WRONG
 from tests.helpers import ROOT
 
 ASSIGNMENTS = assignments(ROOT)
