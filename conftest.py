@@ -12,9 +12,11 @@ from collections import defaultdict
 
 import pytest
 
-PARTS = (("grading", ("tests/test_grading_e2e.py",)),       # first match wins
-         ("notebooks", ("notebooks/", "solutions/")),
-         ("unit", ("",)))
+PARTS = (
+    ("grading", ("tests/test_grading_e2e.py",)),  # first match wins
+    ("notebooks", ("notebooks/", "solutions/")),
+    ("unit", ("",)),
+)
 _seconds: dict[str, float] = defaultdict(float)
 _started = time.perf_counter()
 
@@ -29,24 +31,30 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(
                 f"GATHER_COURSE_REQUIRE_CUDA is set, but torch {torch.__version__} "
                 f"(CUDA build: {torch.version.cuda}) sees no CUDA device. A GPU run must "
-                "not pass on the CPU: check the driver (nvidia-smi) and the torch build.")
+                "not pass on the CPU: check the driver (nvidia-smi) and the torch build."
+            )
         if default_device().type != "cuda":
             raise pytest.UsageError(
                 f"GATHER_COURSE_REQUIRE_CUDA is set, but the course's default device is "
                 f"{default_device()} (GATHER_COURSE_DEVICE="
-                f"{os.environ.get('GATHER_COURSE_DEVICE')!r}). Unset GATHER_COURSE_DEVICE.")
+                f"{os.environ.get('GATHER_COURSE_DEVICE')!r}). Unset GATHER_COURSE_DEVICE."
+            )
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    part = next(name for name, prefixes in PARTS
-                if report.nodeid.replace(os.sep, "/").startswith(prefixes))
-    _seconds[part] += report.duration                 # setup, call and teardown alike
+    part = next(
+        name for name, prefixes in PARTS if report.nodeid.replace(os.sep, "/").startswith(prefixes)
+    )
+    _seconds[part] += report.duration  # setup, call and teardown alike
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not _seconds:
         return
-    parts = ", ".join(f"{name} {_seconds[name]:.1f} s" for name in ("unit", "notebooks", "grading")
-                      if name in _seconds)
+    parts = ", ".join(
+        f"{name} {_seconds[name]:.1f} s"
+        for name in ("unit", "notebooks", "grading")
+        if name in _seconds
+    )
     terminalreporter.write_sep("=", "time by part")
     terminalreporter.write_line(f"{parts}; whole run {time.perf_counter() - _started:.0f} s")

@@ -20,7 +20,7 @@ from typing import Any
 from ._errors import GatherCourseError
 
 SOURCE, RELEASE = "solutions", "exercises"
-PROTECTED = (SOURCE, RELEASE, "submitted")     # folders our commands never write into, except release
+PROTECTED = (SOURCE, RELEASE, "submitted")  # folders our commands never write into, except release
 
 
 def notebook_file(path: str | Path) -> Path:
@@ -42,14 +42,16 @@ def course_root(path: str | Path = ".") -> Path:
     if not (root / "nbgrader_config.py").is_file() or not (root / SOURCE).is_dir():
         raise GatherCourseError(
             f"{path!s} is not the course root: expected nbgrader_config.py and a {SOURCE}/ "
-            "folder there. Run this command from the course folder, or pass --course DIR.")
+            "folder there. Run this command from the course folder, or pass --course DIR."
+        )
     return root
 
 
 def assignments(root: Path) -> list[str]:
     """The assignments of the course: folders of ``solutions/`` that hold a notebook."""
-    return sorted(p.name for p in (root / SOURCE).iterdir()
-                  if p.is_dir() and any(p.glob("*.ipynb")))
+    return sorted(
+        p.name for p in (root / SOURCE).iterdir() if p.is_dir() and any(p.glob("*.ipynb"))
+    )
 
 
 def assignment_order() -> list[str]:
@@ -62,8 +64,9 @@ def assignment_order() -> list[str]:
 def known_assignment(root: Path, name: str) -> str:
     names = assignments(root)
     if name not in names:
-        raise GatherCourseError(f"unknown assignment {name!r}; this course has: "
-                                f"{', '.join(names)}.")
+        raise GatherCourseError(
+            f"unknown assignment {name!r}; this course has: {', '.join(names)}."
+        )
     return name
 
 
@@ -86,7 +89,7 @@ def nbgrader_api(root: Path, **config: Any) -> Iterator[Any]:
         setattr(cfg[section], name, value)
     old_path, old_cwd = os.environ.get("PATH", ""), os.getcwd()
     os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + old_path
-    os.chdir(root)      # (contextlib.chdir needs Python 3.11)
+    os.chdir(root)  # (contextlib.chdir needs Python 3.11)
     try:
         yield NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
     finally:
@@ -102,12 +105,15 @@ def nbgrader_errors(result: dict[str, Any]) -> str:
     """Why an nbgrader API call failed, in a line: the exceptions its log names, else its
     ERROR lines."""
     text = (result.get("log") or "") + "\n" + (result.get("error") or "")
-    found = [f"{m.group(2).strip()} ({m.group(1)})" for m in map(_EXCEPTION_LINE.match,
-                                                                 text.splitlines())
-             if m and m.group(1) != "NbGraderException"]
+    found = [
+        f"{m.group(2).strip()} ({m.group(1)})"
+        for m in map(_EXCEPTION_LINE.match, text.splitlines())
+        if m and m.group(1) != "NbGraderException"
+    ]
     if not found:
-        found = [line.split("ERROR]", 1)[1].strip() for line in text.splitlines()
-                 if "ERROR]" in line]
+        found = [
+            line.split("ERROR]", 1)[1].strip() for line in text.splitlines() if "ERROR]" in line
+        ]
         found = [line for line in found if line and not line.startswith(_NOISE)]
     return "; ".join(dict.fromkeys(found)) or "nbgrader failed without saying why"
 
@@ -128,8 +134,9 @@ def release(root: Path, out: Path | None = None) -> list[Path]:
             for name in names:
                 done = api.generate_assignment(name, force=True, create=True)
                 if not done["success"] or not (work / RELEASE / name).is_dir():
-                    raise GatherCourseError(f"nbgrader could not generate {name!r}: "
-                                            f"{nbgrader_errors(done)}")
+                    raise GatherCourseError(
+                        f"nbgrader could not generate {name!r}: {nbgrader_errors(done)}"
+                    )
         out.mkdir(parents=True, exist_ok=True)
         written = []
         for name in names:
@@ -149,7 +156,7 @@ class QuestionReport:
     points: float
     score: float
     message: str
-    status: str = ""      # passed, not attempted, failing, edited or deleted
+    status: str = ""  # passed, not attempted, failing, edited or deleted
 
     @property
     def passed(self) -> bool:
@@ -159,12 +166,12 @@ class QuestionReport:
 def _is_ours(nb: Any) -> bool:
     from nbgrader.utils import is_grade
 
-    return isinstance(nb.metadata.get("gather_course"), dict) and any(
-        is_grade(c) for c in nb.cells)
+    return isinstance(nb.metadata.get("gather_course"), dict) and any(is_grade(c) for c in nb.cells)
 
 
-def check_notebook(path: str | Path, timeout: float = 10.0,
-                   referee: Any = None) -> tuple[list[QuestionReport], list[str]]:
+def check_notebook(
+    path: str | Path, timeout: float = 10.0, referee: Any = None
+) -> tuple[list[QuestionReport], list[str]]:
     """Judge a learner's notebook with the referee, without the hidden cases.
 
     Returns a report per graded test cell, and notes on cells grading would not run.
@@ -187,12 +194,17 @@ def check_notebook(path: str | Path, timeout: float = 10.0,
     if not _is_ours(nb):
         raise GatherCourseError(
             f"{path} is not one of the course's exercise notebooks (no gather_course "
-            "metadata or graded test cells). Check a notebook from exercises/<assignment>/.")
+            "metadata or graded test cells). Check a notebook from exercises/<assignment>/."
+        )
     from nbgrader.utils import compute_checksum, is_locked
 
-    changed = {c.metadata["nbgrader"]["grade_id"] for c in nb.cells
-               if is_locked(c) and "checksum" in c.metadata["nbgrader"]
-               and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]}
+    changed = {
+        c.metadata["nbgrader"]["grade_id"]
+        for c in nb.cells
+        if is_locked(c)
+        and "checksum" in c.metadata["nbgrader"]
+        and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]
+    }
     submission = read_submission(nb, nb)
     own = referee is None
     referee = Referee(Worker, call_limit=timeout) if own else referee
@@ -201,22 +213,38 @@ def check_notebook(path: str | Path, timeout: float = 10.0,
         for gid, qid, points in graded_cells(nb):
             result = referee.judge(submission, Plan.make(qid, None))
             message = "" if result.passed else str(result)
-            status = ("passed" if result.passed else
-                      "not attempted" if result.tier == "not attempted" else "failing")
+            status = (
+                "passed"
+                if result.passed
+                else "not attempted"
+                if result.tier == "not attempted"
+                else "failing"
+            )
             if gid in changed:
-                status, message = "edited", ("This test cell was edited. Grading refuses a "
-                                             "notebook whose test cells were changed; undo your "
-                                             "change to the cell.")
-            reports.append(QuestionReport(gid, points, 0.0 if message else points, message,
-                                          status))
+                status, message = (
+                    "edited",
+                    (
+                        "This test cell was edited. Grading refuses a "
+                        "notebook whose test cells were changed; undo your "
+                        "change to the cell."
+                    ),
+                )
+            reports.append(QuestionReport(gid, points, 0.0 if message else points, message, status))
     finally:
         if own:
             referee.close()
     present = {r.grade_id for r in reports}
     for gid, points in nb.metadata["gather_course"].get("tests", {}).items():
         if gid not in present:
-            reports.append(QuestionReport(gid, float(points), 0.0, "This test cell was deleted. "
-                                          "Grading refuses a notebook without its test cells; "
-                                          "restore it (copy it from a fresh exercise notebook).",
-                                          "deleted"))
+            reports.append(
+                QuestionReport(
+                    gid,
+                    float(points),
+                    0.0,
+                    "This test cell was deleted. "
+                    "Grading refuses a notebook without its test cells; "
+                    "restore it (copy it from a fresh exercise notebook).",
+                    "deleted",
+                )
+            )
     return reports, submission.notes

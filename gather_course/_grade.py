@@ -24,7 +24,7 @@ from ._sandbox import SANDBOX, Worker, isolation
 from .nbgrader_plugins import RefereeVerdicts
 from .questions._check import CheckResult
 
-LOG = "grading-log.jsonl"       # the instructor's log, in the course root
+LOG = "grading-log.jsonl"  # the instructor's log, in the course root
 
 
 @dataclass
@@ -83,8 +83,10 @@ def _generated(api: Any, assignment: str) -> Iterator[Path]:
         finally:
             api.coursedir.release_directory = release_dir
         if not done["success"]:
-            raise GatherCourseError(f"nbgrader could not read the assignment {assignment!r} "
-                                    f"from {SOURCE}/: {nbgrader_errors(done)}")
+            raise GatherCourseError(
+                f"nbgrader could not read the assignment {assignment!r} "
+                f"from {SOURCE}/: {nbgrader_errors(done)}"
+            )
         yield Path(tmp, assignment)
 
 
@@ -111,8 +113,9 @@ def _scores(root: Path, assignment: str, students: list[str]) -> dict[str, Outco
     with _gradebook(root) as gb:
         for student, sub in _submitted(gb, assignment, students):
             questions = {g.name: float(g.score) for nb in sub.notebooks for g in nb.grades}
-            found[student] = Outcome(student, True, float(sub.score), float(sub.max_score),
-                                     questions)
+            found[student] = Outcome(
+                student, True, float(sub.score), float(sub.max_score), questions
+            )
     return found
 
 
@@ -146,16 +149,18 @@ def _check_tests(nb: Any, released: Any) -> str:
     for gid, _qid, _points in graded_cells(released):
         if gid not in mine:
             return f"the test cell {gid} was deleted."
-        original = next(c for c in released.cells
-                        if c.metadata.get("nbgrader", {}).get("grade_id") == gid)
+        original = next(
+            c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
+        )
         checksum = original.metadata["nbgrader"].get("checksum")
         if checksum and compute_checksum(mine[gid]) != checksum:
             return f"the test cell {gid} was edited."
     return ""
 
 
-def referee_student(referee: Referee, folder: Path, released: dict[str, Any],
-                    secret: int | None) -> tuple[dict[str, CheckResult], list[str]]:
+def referee_student(
+    referee: Referee, folder: Path, released: dict[str, Any], secret: int | None
+) -> tuple[dict[str, CheckResult], list[str]]:
     """Every question of one student's submission, judged by ``referee``.
 
     Raises :class:`NotGraded` with the reason when the submission cannot be graded.
@@ -174,8 +179,7 @@ def referee_student(referee: Referee, folder: Path, released: dict[str, Any],
             raise NotGraded(f"{name} is not a readable notebook ({type(exc).__name__}).") from None
         problem = _check_tests(nb, reference)
         if problem:
-            raise NotGraded(f"{name}: {problem} Grading needs the course's test cells as "
-                            "released.")
+            raise NotGraded(f"{name}: {problem} Grading needs the course's test cells as released.")
         submission = read_submission(nb, reference)
         notes += submission.notes
         for gid, qid, _points in graded_cells(reference):
@@ -188,8 +192,7 @@ def csv_target(root: Path, csv_path: Path) -> Path:
     csv_path = csv_path.resolve()
     for folder in PROTECTED:
         if (root / folder).resolve() in csv_path.parents:
-            raise GatherCourseError(f"the CSV must not be written into {folder}/; "
-                                    f"got {csv_path}.")
+            raise GatherCourseError(f"the CSV must not be written into {folder}/; got {csv_path}.")
     return csv_path
 
 
@@ -200,15 +203,18 @@ def _log(root: Path, entry: dict[str, Any]) -> None:
 
 
 @contextlib.contextmanager
-def referee_pool(jobs: int | None = None, timeout: float | None = None,
-                 require_sandbox: bool = False) -> Iterator[list[Referee]]:
+def referee_pool(
+    jobs: int | None = None, timeout: float | None = None, require_sandbox: bool = False
+) -> Iterator[list[Referee]]:
     """``jobs`` referees, each with a warm worker (started now)."""
     level = isolation()
     if require_sandbox and level.level != SANDBOX:
         raise GatherCourseError(f"--require-sandbox: no sandbox here ({level.detail}).")
-    referees = [Referee(Worker, call_limit=timeout or CALL_LIMIT)
-                for _ in range(max(1, jobs or os.cpu_count() or 1))]
-    for referee in referees:                 # the workers import torch while nbgrader sets up
+    referees = [
+        Referee(Worker, call_limit=timeout or CALL_LIMIT)
+        for _ in range(max(1, jobs or os.cpu_count() or 1))
+    ]
+    for referee in referees:  # the workers import torch while nbgrader sets up
         referee.worker  # noqa: B018 - starts it now
     try:
         yield referees
@@ -217,10 +223,16 @@ def referee_pool(jobs: int | None = None, timeout: float | None = None,
             referee.close()
 
 
-def grade_class(root: Path, assignment: str, csv_path: Path, timeout: float | None = None,
-                progress: TextIO = sys.stderr, jobs: int | None = None,
-                require_sandbox: bool = False,
-                pool: list[Referee] | None = None) -> list[Outcome]:
+def grade_class(
+    root: Path,
+    assignment: str,
+    csv_path: Path,
+    timeout: float | None = None,
+    progress: TextIO = sys.stderr,
+    jobs: int | None = None,
+    require_sandbox: bool = False,
+    pool: list[Referee] | None = None,
+) -> list[Outcome]:
     """Grade every submission of ``assignment`` with the referee, write ``csv_path``.
 
     Scores are decided by the referee, outside the students' code; nbgrader records them
@@ -232,28 +244,40 @@ def grade_class(root: Path, assignment: str, csv_path: Path, timeout: float | No
     csv_path = csv_target(root, csv_path)
     students = submissions(root, assignment)
     if not students:
-        raise GatherCourseError(f"no submissions of {assignment!r}: expected folders "
-                                f"submitted/<student>/{assignment}/ (nbgrader collect puts "
-                                "them there).")
+        raise GatherCourseError(
+            f"no submissions of {assignment!r}: expected folders "
+            f"submitted/<student>/{assignment}/ (nbgrader collect puts "
+            "them there)."
+        )
     if pool is None:
-        with referee_pool(min(jobs or os.cpu_count() or 1, len(students)), timeout,
-                          require_sandbox) as own:
+        with referee_pool(
+            min(jobs or os.cpu_count() or 1, len(students)), timeout, require_sandbox
+        ) as own:
             return grade_class(root, assignment, csv_path, progress=progress, pool=own)
     secret = secrets.randbits(63)
-    _log(root, {"time": datetime.datetime.now().isoformat(timespec="seconds"),
-                "assignment": assignment, "secret_seed": secret, "isolation": str(isolation()),
-                "jobs": len(pool), "students": len(students)})
+    _log(
+        root,
+        {
+            "time": datetime.datetime.now().isoformat(timespec="seconds"),
+            "assignment": assignment,
+            "secret_seed": secret,
+            "isolation": str(isolation()),
+            "jobs": len(pool),
+            "students": len(students),
+        },
+    )
     with nbgrader_api(root) as api:
         _register(api, root, assignment)
         released = _release_notebooks(root, api, assignment)
-    verdicts, problems, notes = _referee_class(root, assignment, students, released,
-                                               secret, pool, progress)
+    verdicts, problems, notes = _referee_class(
+        root, assignment, students, released, secret, pool, progress
+    )
     _record(root, assignment, students, verdicts, problems, notes)
     graded = _scores(root, assignment, students)
     outcomes = []
     for student in students:
         outcome = graded.get(student, Outcome(student, False))
-        if student in problems:     # whatever the gradebook holds for it is not a grade
+        if student in problems:  # whatever the gradebook holds for it is not a grade
             outcome = Outcome(student, False, 0.0, outcome.max_score, {}, problems[student])
         outcome.notes = notes.get(student, [])
         outcomes.append(outcome)
@@ -261,8 +285,15 @@ def grade_class(root: Path, assignment: str, csv_path: Path, timeout: float | No
     return outcomes
 
 
-def _referee_class(root: Path, assignment: str, students: list[str], released: dict[str, Any],
-                   secret: int, pool: list[Referee], progress: TextIO):
+def _referee_class(
+    root: Path,
+    assignment: str,
+    students: list[str],
+    released: dict[str, Any],
+    secret: int,
+    pool: list[Referee],
+    progress: TextIO,
+):
     referees: queue.Queue[Referee] = queue.Queue()
     for referee in pool:
         referees.put(referee)
@@ -274,12 +305,15 @@ def _referee_class(root: Path, assignment: str, students: list[str], released: d
         referee = referees.get()
         try:
             verdicts[student], notes[student] = referee_student(
-                referee, root / "submitted" / student / assignment, released, secret)
+                referee, root / "submitted" / student / assignment, released, secret
+            )
         except NotGraded as exc:
             problems[student] = str(exc)
         except Exception as exc:  # noqa: BLE001 - one submission never stops the class
-            problems[student] = (f"grading this submission failed ({type(exc).__name__}: "
-                                 f"{str(exc)[:200]}); grade it by hand")
+            problems[student] = (
+                f"grading this submission failed ({type(exc).__name__}: "
+                f"{str(exc)[:200]}); grade it by hand"
+            )
         finally:
             referees.put(referee)
 
@@ -292,9 +326,14 @@ def _referee_class(root: Path, assignment: str, students: list[str], released: d
     return verdicts, problems, notes
 
 
-def _record(root: Path, assignment: str, students: list[str],
-            verdicts: dict[str, dict[str, CheckResult]], problems: dict[str, str],
-            notes: dict[str, list[str]]) -> None:
+def _record(
+    root: Path,
+    assignment: str,
+    students: list[str],
+    verdicts: dict[str, dict[str, CheckResult]],
+    problems: dict[str, str],
+    notes: dict[str, list[str]],
+) -> None:
     """Write the verdicts into nbgrader's gradebook through its own autograde (no execution)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import (
@@ -312,17 +351,25 @@ def _record(root: Path, assignment: str, students: list[str],
             message = f"NOT GRADED: {problems[student]}"
             table[student] = {"__all__": {"passed": False, "message": message}}
         else:
-            table[student] = {gid: {"passed": r.passed, "message": str(r) + extra}
-                              for gid, r in verdicts.get(student, {}).items()}
+            table[student] = {
+                gid: {"passed": r.passed, "message": str(r) + extra}
+                for gid, r in verdicts.get(student, {}).items()
+            }
     with tempfile.TemporaryDirectory(prefix="gather-course-verdicts-") as tmp:
         path = Path(tmp) / "verdicts.json"
         path.write_text(json.dumps(table), encoding="utf-8")
         overrides = {
-            "Autograde.autograde_preprocessors": [RefereeVerdicts, IgnorePattern,
-                                                  ClearMetadataPreprocessor, LimitOutput,
-                                                  SaveAutoGrades, AssignLatePenalties,
-                                                  CheckCellMetadata],
-            "RefereeVerdicts.verdicts_file": str(path)}
+            "Autograde.autograde_preprocessors": [
+                RefereeVerdicts,
+                IgnorePattern,
+                ClearMetadataPreprocessor,
+                LimitOutput,
+                SaveAutoGrades,
+                AssignLatePenalties,
+                CheckCellMetadata,
+            ],
+            "RefereeVerdicts.verdicts_file": str(path),
+        }
         with nbgrader_api(root, **overrides) as api:
             for student in students:
                 done = api.autograde(assignment, student, force=True, create=True)
@@ -348,7 +395,13 @@ def _write_csv(path: Path, outcomes: list[Outcome]) -> None:
         w = csv.writer(f)
         w.writerow(["student", "score", "max_score", "status", *questions, "problem"])
         for o in outcomes:
-            w.writerow([o.student, f"{o.score:g}", f"{o.max_score:g}",
-                        "graded" if o.graded else "NOT GRADED",
-                        *(f"{o.questions[q]:g}" if q in o.questions else "" for q in questions),
-                        o.problem])
+            w.writerow(
+                [
+                    o.student,
+                    f"{o.score:g}",
+                    f"{o.max_score:g}",
+                    "graded" if o.graded else "NOT GRADED",
+                    *(f"{o.questions[q]:g}" if q in o.questions else "" for q in questions),
+                    o.problem,
+                ]
+            )

@@ -139,10 +139,7 @@ def read_submission(nb: Any, reference: Any) -> Submission:
     missing = [
         c.source
         for gid, c in ref.items()
-        if gid not in seen
-        and c.cell_type == "code"
-        and is_locked(c)
-        and not is_grade(c)
+        if gid not in seen and c.cell_type == "code" and is_locked(c) and not is_grade(c)
     ]
     return Submission(missing + run, notes)
 

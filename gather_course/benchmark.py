@@ -31,17 +31,29 @@ import torch.utils.benchmark as benchmark
 from ._errors import GatherCourseError
 from .device import _parse_device, default_device
 
-__all__ = ["SIZES", "WAYS", "Comparison", "SuiteReport", "Timing", "compare", "machine",
-           "measure", "parse_patterns", "parse_repeats", "parse_sizes", "run_suite"]
+__all__ = [
+    "SIZES",
+    "WAYS",
+    "Comparison",
+    "SuiteReport",
+    "Timing",
+    "compare",
+    "machine",
+    "measure",
+    "parse_patterns",
+    "parse_repeats",
+    "parse_sizes",
+    "run_suite",
+]
 
-SIZES: dict[str, tuple[int, int, int]] = {           # name: (R rows, C columns, K picks per row)
+SIZES: dict[str, tuple[int, int, int]] = {  # name: (R rows, C columns, K picks per row)
     "small": (64, 256, 16),
     "medium": (512, 1024, 64),
     "large": (4096, 4096, 512),
-    "xlarge": (16384, 16384, 2048),                   # GPU sized: x alone is 1 GiB
+    "xlarge": (16384, 16384, 2048),  # GPU sized: x alone is 1 GiB
 }
-LOOP_LIMIT = 4096                  # the Python loop runs only up to this many output elements
-ONE_HOT_LIMIT = 1 << 30            # bytes a one-hot matrix (int64 + float copy) may take
+LOOP_LIMIT = 4096  # the Python loop runs only up to this many output elements
+ONE_HOT_LIMIT = 1 << 30  # bytes a one-hot matrix (int64 + float copy) may take
 
 
 @dataclass(frozen=True)
@@ -119,8 +131,15 @@ def _fmt_time(seconds: float) -> str:
 
 
 def _fmt_ratio(r: float) -> str:
-    return (f"{r:,.0f}" if r >= 100 else f"{r:.1f}" if r >= 10 else f"{r:.2f}" if r >= 0.1
-            else f"{r:.2g}")
+    return (
+        f"{r:,.0f}"
+        if r >= 100
+        else f"{r:.1f}"
+        if r >= 10
+        else f"{r:.2f}"
+        if r >= 0.1
+        else f"{r:.2g}"
+    )
 
 
 def machine(device: torch.device | str | None = None) -> str:
@@ -132,10 +151,12 @@ def machine(device: torch.device | str | None = None) -> str:
             cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    line = (f"torch {torch.__version__}, Python {platform.python_version()}, {cpu} "
-            f"({os.cpu_count()} cores, torch uses {torch.get_num_threads()} threads)")
+    line = (
+        f"torch {torch.__version__}, Python {platform.python_version()}, {cpu} "
+        f"({os.cpu_count()} cores, torch uses {torch.get_num_threads()} threads)"
+    )
     if device.type == "cuda":
-        line = (f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda}), " + line)
+        line = f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda}), " + line
     return f"{device.type}: {line}"
 
 
@@ -149,9 +170,9 @@ class Comparison:
     title: str
     baseline: str
     timings: dict[str, Timing]
-    skipped: dict[str, str] = field(default_factory=dict)   # name: why it was not timed
-    copy: Timing | None = None          # a plain copy of ``nbytes`` bytes, when given
-    nbytes: int | None = None           # bytes one call must read and write at least
+    skipped: dict[str, str] = field(default_factory=dict)  # name: why it was not timed
+    copy: Timing | None = None  # a plain copy of ``nbytes`` bytes, when given
+    nbytes: int | None = None  # bytes one call must read and write at least
 
     def ratio(self, name: str) -> float:
         """How many times as long as the baseline ``name`` takes."""
@@ -160,22 +181,31 @@ class Comparison:
     def fraction_of_copy(self, name: str) -> float:
         """Effective bandwidth of ``name`` as a fraction of the plain copy's."""
         if self.copy is None:
-            raise GatherCourseError("this comparison was made without nbytes, so it has "
-                                    "no copy to compare bandwidth with.")
+            raise GatherCourseError(
+                "this comparison was made without nbytes, so it has "
+                "no copy to compare bandwidth with."
+            )
         return self.copy.median / self.timings[name].median
 
     def to_markdown(self) -> str:
         bw = self.copy is not None
-        lines = [f"**{self.title}**", "",
-                 f"| way | median | × {self.baseline} |" + (" GB/s | % of copy |" if bw else ""),
-                 "|---|---:|---:|" + ("---:|---:|" if bw else "")]
-        rows = list(self.timings.items()) + ([("*plain copy, same bytes*", self.copy)] if bw else [])
+        lines = [
+            f"**{self.title}**",
+            "",
+            f"| way | median | × {self.baseline} |" + (" GB/s | % of copy |" if bw else ""),
+            "|---|---:|---:|" + ("---:|---:|" if bw else ""),
+        ]
+        rows = list(self.timings.items()) + (
+            [("*plain copy, same bytes*", self.copy)] if bw else []
+        )
         base = self.timings[self.baseline].median
         for name, t in rows:
             row = f"| {name} | {_fmt_time(t.median)} | {_fmt_ratio(t.median / base)} |"
             if bw:
-                row += (f" {self.nbytes / t.median / 1e9:.3g} |"
-                        f" {_fmt_ratio(100 * self.copy.median / t.median)} |")
+                row += (
+                    f" {self.nbytes / t.median / 1e9:.3g} |"
+                    f" {_fmt_ratio(100 * self.copy.median / t.median)} |"
+                )
             lines.append(row)
         if self.skipped:
             lines += ["", "Not timed:"] + [f"- {name}: {why}" for name, why in self.skipped.items()]
@@ -188,9 +218,16 @@ class Comparison:
         return self.to_markdown()
 
 
-def compare(candidates: Mapping[str, Callable[[], torch.Tensor]], *, baseline: str,
-            device: torch.device | str | None = None, nbytes: int | None = None,
-            title: str = "", repeats: int = 15, skip_mismatches: bool = False) -> Comparison:
+def compare(
+    candidates: Mapping[str, Callable[[], torch.Tensor]],
+    *,
+    baseline: str,
+    device: torch.device | str | None = None,
+    nbytes: int | None = None,
+    title: str = "",
+    repeats: int = 15,
+    skip_mismatches: bool = False,
+) -> Comparison:
     """Check that every candidate returns the baseline's tensor, then time each one.
 
     With ``nbytes`` (bytes a call must move), also times a plain copy of that many bytes.
@@ -206,23 +243,29 @@ def compare(candidates: Mapping[str, Callable[[], torch.Tensor]], *, baseline: s
     """
     device = _device(device)
     if baseline not in candidates:
-        raise GatherCourseError(f"baseline must be one of the candidates {list(candidates)}, "
-                                f"got {baseline!r}.")
+        raise GatherCourseError(
+            f"baseline must be one of the candidates {list(candidates)}, got {baseline!r}."
+        )
     expected = candidates[baseline]()
     skipped = {}
     for name, fn in candidates.items():
         problem = _difference(fn(), expected)
         if problem and not skip_mismatches:
-            raise GatherCourseError(f"{name!r} does not compute the same tensor as {baseline!r}: "
-                                    f"{problem}. Timing it would compare different work.")
+            raise GatherCourseError(
+                f"{name!r} does not compute the same tensor as {baseline!r}: "
+                f"{problem}. Timing it would compare different work."
+            )
         if problem:
             skipped[name] = f"not the same result as {baseline} here ({problem})"
-    timings = {name: measure(fn, device, repeats=repeats) for name, fn in candidates.items()
-               if name not in skipped}
+    timings = {
+        name: measure(fn, device, repeats=repeats)
+        for name, fn in candidates.items()
+        if name not in skipped
+    }
     copy = None
     if nbytes is not None:
         src = torch.zeros(max(1, nbytes // 8), dtype=torch.float32, device=device)
-        dst = torch.empty_like(src)        # reading n/2 bytes and writing n/2 bytes moves n
+        dst = torch.empty_like(src)  # reading n/2 bytes and writing n/2 bytes moves n
         copy = measure(lambda: dst.copy_(src), device, repeats=repeats)
     return Comparison(title or f"on {device.type}", baseline, timings, skipped, copy, nbytes)
 
@@ -231,14 +274,16 @@ def _difference(got: object, expected: torch.Tensor) -> str | None:
     if not isinstance(got, torch.Tensor):
         return f"expected a tensor, got {type(got).__name__}"
     if got.shape != expected.shape or got.dtype != expected.dtype:
-        return (f"expected {list(expected.shape)} {expected.dtype}, "
-                f"got {list(got.shape)} {got.dtype}")
+        return (
+            f"expected {list(expected.shape)} {expected.dtype}, got {list(got.shape)} {got.dtype}"
+        )
     if not torch.equal(got, expected):
         return "same shape and dtype, different values"
     return None
 
 
 # --- the suite: one selection, seven ways ---------------------------------------------
+
 
 def _loop(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     out = torch.empty(index.shape, dtype=x.dtype, device=x.device)
@@ -258,9 +303,10 @@ WAYS: dict[str, Callable[[torch.Tensor, torch.Tensor], torch.Tensor]] = {
     "advanced indexing": lambda x, i: x[_rows(x), i],
     "take_along_dim": lambda x, i: torch.take_along_dim(x, i, dim=1),
     "take (linear index built)": lambda x, i: torch.take(x, _rows(x) * x.shape[1] + i),
-    "index_select": lambda x, i: x.index_select(1, i[0]),     # means the same for a shared index
-    "one-hot matmul": lambda x, i: torch.bmm(F.one_hot(i, x.shape[1]).to(x.dtype),
-                                             x.unsqueeze(2)).squeeze(2),
+    "index_select": lambda x, i: x.index_select(1, i[0]),  # means the same for a shared index
+    "one-hot matmul": lambda x, i: torch.bmm(
+        F.one_hot(i, x.shape[1]).to(x.dtype), x.unsqueeze(2)
+    ).squeeze(2),
 }
 
 
@@ -268,7 +314,9 @@ def _why_skipped(way: str, pattern: str, r: int, c: int, k: int) -> str | None:
     if way == "index_select" and pattern == "per-row":
         return "it picks the same columns in every row, so it cannot make a per-row selection"
     if way == "Python loop" and r * k > LOOP_LIMIT:
-        return f"{r * k:,} output elements, one Python step each (the suite stops at {LOOP_LIMIT:,})"
+        return (
+            f"{r * k:,} output elements, one Python step each (the suite stops at {LOOP_LIMIT:,})"
+        )
     if way == "one-hot matmul" and r * k * c * 12 > ONE_HOT_LIMIT:
         return f"its one-hot matrix would take {r * k * c * 12 / 2**30:.1f} GiB"
     return None
@@ -326,10 +374,14 @@ def parse_repeats(repeats: int | str) -> int:
     return value
 
 
-def run_suite(sizes: Sequence[str | Sequence[int]] = ("small", "medium", "large"),
-              device: torch.device | str | None = None, *,
-              patterns: Sequence[str] = ("per-row", "shared"), repeats: int = 15,
-              seed: int = 0) -> SuiteReport:
+def run_suite(
+    sizes: Sequence[str | Sequence[int]] = ("small", "medium", "large"),
+    device: torch.device | str | None = None,
+    *,
+    patterns: Sequence[str] = ("per-row", "shared"),
+    repeats: int = 15,
+    seed: int = 0,
+) -> SuiteReport:
     """Time ``out[r][j] = x[r][index[r][j]]`` by every way in ``WAYS`` at each size.
 
     ``per-row``: every row has its own random columns. ``shared``: every row picks the
@@ -351,12 +403,21 @@ def run_suite(sizes: Sequence[str | Sequence[int]] = ("small", "medium", "large"
                 index = torch.randint(0, c, (1, k), generator=g).to(device).expand(r, k)
                 nbytes = 2 * r * k * x.element_size() + k * index.element_size()
             skipped = {w: why for w in WAYS if (why := _why_skipped(w, pattern, r, c, k))}
-            ways = {w: (lambda f=f, x=x, index=index: f(x, index)) for w, f in WAYS.items()
-                    if w not in skipped}
-            part = compare(ways, baseline="gather", device=device, nbytes=nbytes,
-                           skip_mismatches=True,    # e.g. a matmul with TF32 on rounds values
-                           repeats=repeats, title=f"{pattern} index, x [{r}, {c}], "
-                           f"index [{r}, {k}]: {r * k:,} picks, {nbytes / 1e6:.3g} MB moved")
+            ways = {
+                w: (lambda f=f, x=x, index=index: f(x, index))
+                for w, f in WAYS.items()
+                if w not in skipped
+            }
+            part = compare(
+                ways,
+                baseline="gather",
+                device=device,
+                nbytes=nbytes,
+                skip_mismatches=True,  # e.g. a matmul with TF32 on rounds values
+                repeats=repeats,
+                title=f"{pattern} index, x [{r}, {c}], "
+                f"index [{r}, {k}]: {r * k:,} picks, {nbytes / 1e6:.3g} MB moved",
+            )
             part.skipped = {**skipped, **part.skipped}
             parts.append(part)
     return SuiteReport(machine(device), parts)
@@ -370,10 +431,12 @@ class SuiteReport:
     parts: list[Comparison]
 
     def to_markdown(self) -> str:
-        head = (f"Measured on {self.machine}. Times are medians; × gather is the ratio of "
-                "medians; GB/s counts the bytes the selection must move (index read, picked "
-                "values read, output written); % of copy compares that with a plain copy "
-                "of the same bytes on the same device.")
+        head = (
+            f"Measured on {self.machine}. Times are medians; × gather is the ratio of "
+            "medians; GB/s counts the bytes the selection must move (index read, picked "
+            "values read, output written); % of copy compares that with a plain copy "
+            "of the same bytes on the same device."
+        )
         return "\n\n".join([head] + [p.to_markdown() for p in self.parts])
 
     def _repr_markdown_(self) -> str:

@@ -31,7 +31,7 @@ def _execute(args: argparse.Namespace) -> int:
     from ._course import notebook_file
     from ._execute import execute_notebook
 
-    paths = [notebook_file(name) for name in args.paths]     # all checked before any runs
+    paths = [notebook_file(name) for name in args.paths]  # all checked before any runs
     for path in paths:
         print(f"executing {path}", file=sys.stderr)
         execute_notebook(path)
@@ -51,8 +51,10 @@ def _check(args: argparse.Namespace) -> int:
     failed = sum(not r.passed for r in reports)
     for note in notes:
         print(f"note    {note}")
-    print(f"\n{score:g}/{total:g} points; " +
-          (f"{failed} of {len(reports)} questions fail." if failed else "every question passes."))
+    print(
+        f"\n{score:g}/{total:g} points; "
+        + (f"{failed} of {len(reports)} questions fail." if failed else "every question passes.")
+    )
     return 1 if failed else 0
 
 
@@ -64,8 +66,10 @@ def _start(args: argparse.Namespace) -> int:
     if copied.added:
         print(f"Copied {len(copied.added)} notebooks into {where}.")
     if copied.kept:
-        print(f"Kept {len(copied.kept)} notebooks already there as they are (your work is "
-              "never overwritten).")
+        print(
+            f"Kept {len(copied.kept)} notebooks already there as they are (your work is "
+            "never overwritten)."
+        )
     if args.no_lab:
         shown = args.dir or DEFAULT_DIR
         print(f"Open it with: gather-course start {shown}")
@@ -75,8 +79,10 @@ def _start(args: argparse.Namespace) -> int:
     try:
         os.execvpe(command[0], command, env)
     except OSError as exc:
-        raise GatherCourseError(f"could not start JupyterLab ({exc}); is the course's "
-                                "environment active (. .venv/bin/activate)?") from None
+        raise GatherCourseError(
+            f"could not start JupyterLab ({exc}); is the course's "
+            "environment active (. .venv/bin/activate)?"
+        ) from None
     return 0
 
 
@@ -89,8 +95,10 @@ def _progress(args: argparse.Namespace) -> int:
     folder = working_dir(args.dir)
     notebooks = exercise_notebooks(folder)
     if not notebooks:
-        raise GatherCourseError(f"no exercise notebooks in {folder / 'exercises'}; "
-                                f"`gather-course start {folder}` copies them back.")
+        raise GatherCourseError(
+            f"no exercise notebooks in {folder / 'exercises'}; "
+            f"`gather-course start {folder}` copies them back."
+        )
     marks = {"passed": "✓", "not attempted": "·"}
     done = total = 0
     print(f"Progress in {folder} (the visible test cases, as `gather-course check` runs them)\n")
@@ -100,15 +108,24 @@ def _progress(args: argparse.Namespace) -> int:
             reports, _ = check_notebook(path, timeout=args.timeout, referee=referee)
             passed = sum(r.passed for r in reports)
             done, total = done + passed, total + len(reports)
-            print(f"{path.parent.name:8} {passed} of {len(reports)} questions pass   "
-                  f"{path.relative_to(folder)}")
+            print(
+                f"{path.parent.name:8} {passed} of {len(reports)} questions pass   "
+                f"{path.relative_to(folder)}"
+            )
             for r in reports:
-                print(f"  {marks.get(r.status, '✗')} {r.grade_id.removeprefix('test_'):24} "
-                      f"{r.status}")
+                print(
+                    f"  {marks.get(r.status, '✗')} {r.grade_id.removeprefix('test_'):24} {r.status}"
+                )
     finally:
         referee.close()
-    print(f"\n{done} of {total} questions pass." + (" Well done!" if done == total else
-          " Run `gather-course check NOTEBOOK` for what is wrong in one notebook."))
+    print(
+        f"\n{done} of {total} questions pass."
+        + (
+            " Well done!"
+            if done == total
+            else " Run `gather-course check NOTEBOOK` for what is wrong in one notebook."
+        )
+    )
     return 0
 
 
@@ -120,14 +137,17 @@ def _release(args: argparse.Namespace) -> int:
         from ._classes import release_class
 
         if args.class_seed is None or not args.to or args.out:
-            raise GatherCourseError("a class release takes --class-seed SEED and --to DIR "
-                                    "together (and no --out).")
+            raise GatherCourseError(
+                "a class release takes --class-seed SEED and --to DIR together (and no --out)."
+            )
         info = release_class(root, args.class_seed, Path(args.to))
         for assignment, chosen in info["variants"].items():
             picked = ", ".join(f"{qid} -> {name}" for qid, name in chosen.items())
             print(f"{assignment}: {picked}")
-        print(f"wrote the class course to {Path(args.to).resolve()}: grade it with "
-              f"`gather-course grade ASSIGNMENT --course {args.to}`.")
+        print(
+            f"wrote the class course to {Path(args.to).resolve()}: grade it with "
+            f"`gather-course grade ASSIGNMENT --course {args.to}`."
+        )
         return 0
     for path in release(root, Path(args.out) if args.out else None):
         print(f"wrote {path}")
@@ -140,19 +160,24 @@ def _grade(args: argparse.Namespace) -> int:
     from ._sandbox import isolation
 
     root = course_root(args.course)
-    for assignment in args.assignment:                # every argument checked before grading
+    for assignment in args.assignment:  # every argument checked before grading
         known_assignment(root, assignment)
     if args.csv and len(args.assignment) > 1:
-        raise GatherCourseError("--csv takes one assignment; leave it out to write "
-                                "grades-ASSIGNMENT.csv for each.")
-    targets = {a: csv_target(root, Path(args.csv) if args.csv else root / f"grades-{a}.csv")
-               for a in args.assignment}
+        raise GatherCourseError(
+            "--csv takes one assignment; leave it out to write grades-ASSIGNMENT.csv for each."
+        )
+    targets = {
+        a: csv_target(root, Path(args.csv) if args.csv else root / f"grades-{a}.csv")
+        for a in args.assignment
+    }
     classes = {a: submissions(root, a) for a in args.assignment}
     for assignment, students in classes.items():
         if not students:
-            raise GatherCourseError(f"no submissions of {assignment!r}: expected folders "
-                                    f"submitted/<student>/{assignment}/ (nbgrader collect "
-                                    "puts them there).")
+            raise GatherCourseError(
+                f"no submissions of {assignment!r}: expected folders "
+                f"submitted/<student>/{assignment}/ (nbgrader collect "
+                "puts them there)."
+            )
     jobs = min(args.jobs or os.cpu_count() or 1, max(map(len, classes.values())))
     with referee_pool(jobs, args.timeout, args.require_sandbox) as pool:
         print(f"isolation: {isolation()}")
@@ -175,8 +200,10 @@ def _similar(args: argparse.Namespace) -> int:
     print(f"Copy report for {args.assignment} (it changes no score; look before you act):")
     for key, groups in sorted(report.groups.items()):
         for students in groups:
-            print(f"  {key}: {', '.join(students)} wrote the same code (names, comments and "
-                  "layout set aside)")
+            print(
+                f"  {key}: {', '.join(students)} wrote the same code (names, comments and "
+                "layout set aside)"
+            )
     for key, matches in sorted(report.published.items()):
         for student, which in matches:
             print(f"  {key}: {student}'s answer is the published {which} solution")
@@ -194,11 +221,15 @@ def _report(assignment: str, outcomes: list, csv_path: Path) -> None:
         for note in o.notes:
             print(f"{'':20} note: {note}")
     bad = [o.student for o in outcomes if not o.graded]
-    print(f"\n{assignment}: {len(outcomes) - len(bad)} of {len(outcomes)} submissions graded; "
-          f"scores in {csv_path}.")
+    print(
+        f"\n{assignment}: {len(outcomes) - len(bad)} of {len(outcomes)} submissions graded; "
+        f"scores in {csv_path}."
+    )
     if bad:
-        print(f"Could not grade: {', '.join(bad)}. Open their notebooks (submitted/<student>/"
-              f"{assignment}/) and grade them by hand; see docs/instructor-guide.md.")
+        print(
+            f"Could not grade: {', '.join(bad)}. Open their notebooks (submitted/<student>/"
+            f"{assignment}/) and grade them by hand; see docs/instructor-guide.md."
+        )
 
 
 def _bench(args: argparse.Namespace) -> int:
@@ -209,13 +240,17 @@ def _bench(args: argparse.Namespace) -> int:
     from .benchmark import run_suite
     from .device import _parse_device
 
-    devices = [args.device] if args.device else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
-    for device in devices:                           # every argument checked before any timing
+    devices = (
+        [args.device] if args.device else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    )
+    for device in devices:  # every argument checked before any timing
         _parse_device(device, "--device", "Leave --device out to time the CPU only.")
     print(f"gather-course bench, {datetime.date.today().isoformat()}\n")
     for device in devices:
         default = ["small", "medium", "large"] + (["xlarge"] if device.startswith("cuda") else [])
-        report = run_suite(args.sizes or default, device, patterns=args.patterns, repeats=args.repeats)
+        report = run_suite(
+            args.sizes or default, device, patterns=args.patterns, repeats=args.repeats
+        )
         print(f"## {device}\n\n{report.to_markdown()}\n", flush=True)
     return 0
 
@@ -237,66 +272,116 @@ def _arg(parser: str) -> Callable[[str], Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="gather-course", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="gather-course",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("check", help="run a copy of an exercise notebook and report each question")
     p.add_argument("notebook", help="e.g. exercises/basics/basics.ipynb")
-    p.add_argument("--timeout", type=float, default=10, help="seconds per call of your "
-                   "function, and per cell (default 10)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10,
+        help="seconds per call of your function, and per cell (default 10)",
+    )
     p.set_defaults(func=_check)
-    p = sub.add_parser("start", help="copy the lectures and exercises into a folder of your "
-                                     "own and open it in JupyterLab")
-    p.add_argument("dir", nargs="?", help="your working copy (default ~/gather-course-work); "
-                   "files already there are kept")
-    p.add_argument("--no-lab", action="store_true", help="only make the copy (after --, "
-                   "options for jupyter lab: start DIR -- --no-browser --port 8890)")
+    p = sub.add_parser(
+        "start",
+        help="copy the lectures and exercises into a folder of your own and open it in JupyterLab",
+    )
+    p.add_argument(
+        "dir",
+        nargs="?",
+        help="your working copy (default ~/gather-course-work); files already there are kept",
+    )
+    p.add_argument(
+        "--no-lab",
+        action="store_true",
+        help="only make the copy (after --, "
+        "options for jupyter lab: start DIR -- --no-browser --port 8890)",
+    )
     p.set_defaults(func=_start)
     p = sub.add_parser("progress", help="which questions of your working copy pass")
     p.add_argument("dir", nargs="?", help="your working copy (default ~/gather-course-work)")
-    p.add_argument("--timeout", type=float, default=10, help="seconds per call of your "
-                   "function, and per cell (default 10)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=10,
+        help="seconds per call of your function, and per cell (default 10)",
+    )
     p.set_defaults(func=_progress)
     p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--out", help="write the student notebooks here instead of exercises/")
-    p.add_argument("--class-seed", type=int, help="a class's own release: every question "
-                   "as the variant this seed picks (with --to)")
+    p.add_argument(
+        "--class-seed",
+        type=int,
+        help="a class's own release: every question as the variant this seed picks (with --to)",
+    )
     p.add_argument("--to", help="the folder of the class's nbgrader course (with --class-seed)")
     p.set_defaults(func=_release)
     p = sub.add_parser("grade", help="grade every submission of one or more assignments")
     p.add_argument("assignment", nargs="+", help="e.g. basics (several share the workers)")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--csv", help="where to write the scores (default: grades-ASSIGNMENT.csv)")
-    p.add_argument("--timeout", type=float, help="seconds per call of a learner's function, "
-                   "and per cell (default 10)")
-    p.add_argument("--jobs", type=int, help="submissions graded at once (default: the number "
-                   "of cores)")
-    p.add_argument("--require-sandbox", action="store_true", help="refuse to grade without "
-                   "bubblewrap's sandbox")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds per call of a learner's function, and per cell (default 10)",
+    )
+    p.add_argument(
+        "--jobs", type=int, help="submissions graded at once (default: the number of cores)"
+    )
+    p.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to grade without bubblewrap's sandbox",
+    )
     p.set_defaults(func=_grade)
-    p = sub.add_parser("similar", help="copy report: answers alike once names and layout are "
-                                       "set aside, or equal to a published solution")
+    p = sub.add_parser(
+        "similar",
+        help="copy report: answers alike once names and layout are "
+        "set aside, or equal to a published solution",
+    )
     p.add_argument("assignment", help="e.g. basics")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.set_defaults(func=_similar)
-    p = sub.add_parser("execute", help="re-run lecture and solution notebooks on CPU, store outputs")
+    p = sub.add_parser(
+        "execute", help="re-run lecture and solution notebooks on CPU, store outputs"
+    )
     p.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")
     p.set_defaults(func=_execute)
-    p = sub.add_parser("bench", help="time gather, a loop, indexing, take_along_dim, take, "
-                                     "index_select and a one-hot matmul (Markdown tables)")
+    p = sub.add_parser(
+        "bench",
+        help="time gather, a loop, indexing, take_along_dim, take, "
+        "index_select and a one-hot matmul (Markdown tables)",
+    )
     p.add_argument("--device", help="cpu or cuda (default: the CPU, and CUDA when present)")
-    p.add_argument("--sizes", type=_arg("parse_sizes"), help="comma-separated: small, medium, large, xlarge or RxCxK "
-                                   "(default: small,medium,large; xlarge too on CUDA)")
-    p.add_argument("--patterns", type=_arg("parse_patterns"), default="per-row,shared",
-                   help="per-row, shared or both")
-    p.add_argument("--repeats", type=_arg("parse_repeats"), default=15,
-                   help="timed blocks per way (default 15)")
+    p.add_argument(
+        "--sizes",
+        type=_arg("parse_sizes"),
+        help="comma-separated: small, medium, large, xlarge or RxCxK "
+        "(default: small,medium,large; xlarge too on CUDA)",
+    )
+    p.add_argument(
+        "--patterns",
+        type=_arg("parse_patterns"),
+        default="per-row,shared",
+        help="per-row, shared or both",
+    )
+    p.add_argument(
+        "--repeats",
+        type=_arg("parse_repeats"),
+        default=15,
+        help="timed blocks per way (default 15)",
+    )
     p.set_defaults(func=_bench)
     argv = list(sys.argv[1:] if argv is None else argv)
     cut = argv.index("--") if "--" in argv else len(argv)
     args = parser.parse_args(argv[:cut])
-    args.lab_args = argv[cut + 1:]
+    args.lab_args = argv[cut + 1 :]
     if args.lab_args and args.command != "start":
         parser.error(f"only `start` takes options after --, got {' '.join(args.lab_args)}")
     try:

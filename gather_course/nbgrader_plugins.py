@@ -41,7 +41,8 @@ class RefereeVerdicts(NbGraderPreprocessor):
     """
 
     verdicts_file = Unicode("", help="JSON: {student: {grade_id: {passed, message}}}").tag(
-        config=True)
+        config=True
+    )
 
     def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
         with open(self.verdicts_file, encoding="utf-8") as f:
@@ -54,12 +55,19 @@ class RefereeVerdicts(NbGraderPreprocessor):
             return cell, resources
         meta = cell.metadata["nbgrader"]
         verdict = self._mine.get("__all__") or self._mine.get(
-            meta.get("grade_id"), {"passed": False, "message": "This question was not graded."})
+            meta.get("grade_id"), {"passed": False, "message": "This question was not graded."}
+        )
         if verdict["passed"]:
             cell.outputs = [new_output("stream", name="stdout", text=verdict["message"] + "\n")]
         else:
-            cell.outputs = [new_output("error", ename="Failed", evalue=verdict["message"],
-                                       traceback=verdict["message"].splitlines())]
+            cell.outputs = [
+                new_output(
+                    "error",
+                    ename="Failed",
+                    evalue=verdict["message"],
+                    traceback=verdict["message"].splitlines(),
+                )
+            ]
         return cell, resources
 
 

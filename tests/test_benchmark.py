@@ -42,7 +42,7 @@ def test_index_select_really_differs_for_a_per_row_index():
 
 
 def test_slow_or_huge_ways_are_skipped_with_their_reason():
-    assert bm._why_skipped("Python loop", "per-row", 64, 10, 64) is None        # 4,096 steps
+    assert bm._why_skipped("Python loop", "per-row", 64, 10, 64) is None  # 4,096 steps
     assert "4,097 output elements" in bm._why_skipped("Python loop", "shared", 4097, 10, 1)
     assert "GiB" in bm._why_skipped("one-hot matmul", "per-row", *bm.SIZES["large"])
     assert bm._why_skipped("one-hot matmul", "per-row", *bm.SIZES["small"]) is None
@@ -51,17 +51,31 @@ def test_slow_or_huge_ways_are_skipped_with_their_reason():
 
 def test_compare_refuses_a_candidate_that_computes_something_else():
     x, i = inputs(4, 5, 3, "per-row")
-    cases = {"values": lambda: x.gather(1, i) + 1, "shape": lambda: x.gather(1, i)[:2],
-             "dtype": lambda: x.gather(1, i).double(), "type": lambda: x.gather(1, i).tolist()}
+    cases = {
+        "values": lambda: x.gather(1, i) + 1,
+        "shape": lambda: x.gather(1, i)[:2],
+        "dtype": lambda: x.gather(1, i).double(),
+        "type": lambda: x.gather(1, i).tolist(),
+    }
     for _what, wrong in cases.items():
         with pytest.raises(GatherCourseError, match="'wrong' does not compute the same tensor"):
-            bm.compare({"gather": lambda: x.gather(1, i), "wrong": wrong},
-                       baseline="gather", device="cpu", repeats=3)
-    listed = bm.compare({"gather": lambda: x.gather(1, i), "wrong": cases["values"]},
-                        baseline="gather", device="cpu", repeats=3, skip_mismatches=True)
+            bm.compare(
+                {"gather": lambda: x.gather(1, i), "wrong": wrong},
+                baseline="gather",
+                device="cpu",
+                repeats=3,
+            )
+    listed = bm.compare(
+        {"gather": lambda: x.gather(1, i), "wrong": cases["values"]},
+        baseline="gather",
+        device="cpu",
+        repeats=3,
+        skip_mismatches=True,
+    )
     assert list(listed.timings) == ["gather"]
-    assert listed.skipped == {"wrong": "not the same result as gather here "
-                                       "(same shape and dtype, different values)"}
+    assert listed.skipped == {
+        "wrong": "not the same result as gather here (same shape and dtype, different values)"
+    }
     with pytest.raises(GatherCourseError, match="baseline must be one of"):
         bm.compare({"gather": lambda: x.gather(1, i)}, baseline="loop", device="cpu")
 
@@ -92,17 +106,26 @@ def test_measure_warms_up_then_times_whole_blocks_with_torch_utils_benchmark(mon
 def test_measure_waits_for_the_gpu_at_every_clock_reading(monkeypatch):
     events = []
     monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: events.append("sync"))
-    bm.measure(lambda: events.append("call"), torch.device("cuda"), warmup=1, repeats=3,
-               min_block=0.0)
+    bm.measure(
+        lambda: events.append("call"), torch.device("cuda"), warmup=1, repeats=3, min_block=0.0
+    )
     timed = "".join("s" if e == "sync" else "c" for e in events[1:])  # after the warm-up call
     assert re.fullmatch(r"s+(c+s+)+", timed), timed  # every block of calls between two syncs
 
 
 def fake_comparison(skipped=None):
-    timings = {"gather": bm.Timing(2e-6, 1e-6, 3e-6, 5, 100),
-               "loop": bm.Timing(2e-3, 1e-3, 3e-3, 5, 1)}
-    return bm.Comparison("test", "gather", timings, skipped or {},
-                         copy=bm.Timing(1e-6, 1e-6, 1e-6, 5, 100), nbytes=16_000)
+    timings = {
+        "gather": bm.Timing(2e-6, 1e-6, 3e-6, 5, 100),
+        "loop": bm.Timing(2e-3, 1e-3, 3e-3, 5, 1),
+    }
+    return bm.Comparison(
+        "test",
+        "gather",
+        timings,
+        skipped or {},
+        copy=bm.Timing(1e-6, 1e-6, 1e-6, 5, 100),
+        nbytes=16_000,
+    )
 
 
 def test_ratios_and_bandwidth_are_relative_to_gather_and_to_the_copy():
@@ -131,8 +154,9 @@ def test_the_suite_reports_a_way_that_computes_something_else_instead_of_timing_
     monkeypatch.setitem(bm.WAYS, "rounded", lambda x, i: x.gather(1, i).half().float())
     (part,) = bm.run_suite(["4x6x2"], "cpu", patterns=["per-row"], repeats=3).parts
     assert "rounded" not in part.timings
-    assert part.skipped["rounded"] == ("not the same result as gather here "
-                                       "(same shape and dtype, different values)")
+    assert part.skipped["rounded"] == (
+        "not the same result as gather here (same shape and dtype, different values)"
+    )
 
 
 @pytest.mark.parametrize("size", ["huge", "10x10", "0x5x5", "axbxc", (3, 4), (2, 3, -1)])
@@ -150,9 +174,15 @@ def test_bad_patterns_and_no_sizes_are_refused():
         bm.run_suite(["small"], "cpu", repeats=2)
 
 
-@pytest.mark.parametrize("option, value, parser", [
-    ("--sizes", "small,nope", bm.parse_sizes), ("--patterns", "rows", bm.parse_patterns),
-    ("--repeats", "1", bm.parse_repeats), ("--repeats", "three", bm.parse_repeats)])
+@pytest.mark.parametrize(
+    "option, value, parser",
+    [
+        ("--sizes", "small,nope", bm.parse_sizes),
+        ("--patterns", "rows", bm.parse_patterns),
+        ("--repeats", "1", bm.parse_repeats),
+        ("--repeats", "three", bm.parse_repeats),
+    ],
+)
 def test_the_command_and_the_library_refuse_a_bad_value_in_the_same_words(option, value, parser):
     with pytest.raises(GatherCourseError) as refused:
         parser(value)
@@ -163,23 +193,27 @@ def test_the_command_and_the_library_refuse_a_bad_value_in_the_same_words(option
 
 def test_the_suite_times_every_way_that_applies_and_names_the_machine():
     report = bm.run_suite(["8x16x4", (2, 3, 1)], "cpu", repeats=3)
-    assert [p.title.split(",")[0] for p in report.parts] == ["per-row index"] * 2 + ["shared index"] * 2
+    assert [p.title.split(",")[0] for p in report.parts] == ["per-row index"] * 2 + [
+        "shared index"
+    ] * 2
     per_row, shared = report.parts[0], report.parts[2]
     assert list(per_row.timings) == [w for w in bm.WAYS if w != "index_select"]
     assert list(shared.timings) == list(bm.WAYS)
     assert set(per_row.skipped) == {"index_select"}
-    assert per_row.nbytes == 2 * 8 * 4 * 4 + 8 * 4 * 8       # out written + values read + index
-    assert shared.nbytes == 2 * 8 * 4 * 4 + 4 * 8             # the shared index is one row
+    assert per_row.nbytes == 2 * 8 * 4 * 4 + 8 * 4 * 8  # out written + values read + index
+    assert shared.nbytes == 2 * 8 * 4 * 4 + 4 * 8  # the shared index is one row
     text = report.to_markdown()
     assert text.startswith("Measured on cpu: torch " + torch.__version__)
     assert text.count("| gather |") == 4 and "0x" not in text
 
 
 def test_bench_command_checks_every_argument_before_timing():
-    for args, message in [(["--sizes", "small,nope"], "got 'nope'"),
-                          (["--device", "foo"], "torch device such as cpu or cuda"),
-                          (["--patterns", "rows"], "per-row, shared or both"),
-                          (["--repeats", "1"], "at least 3")]:
+    for args, message in [
+        (["--sizes", "small,nope"], "got 'nope'"),
+        (["--device", "foo"], "torch device such as cpu or cuda"),
+        (["--patterns", "rows"], "per-row, shared or both"),
+        (["--repeats", "1"], "at least 3"),
+    ]:
         run = cli("bench", *args)
         assert run.returncode == 2 and message in run.stderr and run.stdout == ""
     if not torch.cuda.is_available():

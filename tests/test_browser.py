@@ -39,13 +39,19 @@ BROWSERS = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stab
 HOW_TO_INSTALL = (
     'install Playwright with `pip install -e ".[test]"` and a Chromium: `sudo apt-get install '
     "chromium` on Debian; on Ubuntu, Google Chrome (Ubuntu's chromium is a snap), or name a "
-    "Chromium-based browser in GATHER_COURSE_BROWSER")
+    "Chromium-based browser in GATHER_COURSE_BROWSER"
+)
 
 # The page's words for a failed and a passed check; library frames a learner must never see.
 FAILED = re.compile(r"Incorrect|Not attempted|failed|wrong", re.IGNORECASE)
 LIBRARY_FRAMES = [
-    "gather_course/", "_check.py", "site-packages", "Traceback (most recent call last)"]
+    "gather_course/",
+    "_check.py",
+    "site-packages",
+    "Traceback (most recent call last)",
+]
 ERROR_MIME = "application/vnd.jupyter.stderr"
+
 
 def _missing(why: str) -> None:
     message = f"browser test: {why}; {HOW_TO_INSTALL}"
@@ -56,8 +62,9 @@ def _missing(why: str) -> None:
 
 def _answers_version(path: str) -> bool:
     try:
-        run = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=30,
-                             check=False)
+        run = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return run.returncode == 0 and re.search(r"\d+\.\d+", run.stdout) is not None
@@ -75,20 +82,23 @@ def find_browser() -> str | None:
 
 # --- the server: gather-course start, the README's open command ------------------------------
 
+
 @dataclass
 class Lab:
     url: str
     token: str
-    work: Path            # the learner's working copy, JupyterLab's root
+    work: Path  # the learner's working copy, JupyterLab's root
 
     def tree(self, rel: str) -> str:
         return f"{self.url}/lab/tree/{rel}?reset&token={self.token}"
 
     def shut_down_kernels(self) -> None:
         """End every notebook session (its kernel), as closing a notebook and its kernel does."""
+
         def call(method: str, path: str):
-            request = urllib.request.Request(f"{self.url}{path}", method=method,
-                                             headers={"Authorization": f"token {self.token}"})
+            request = urllib.request.Request(
+                f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+            )
             with urllib.request.urlopen(request, timeout=30) as reply:
                 return reply.read()
 
@@ -123,8 +133,11 @@ def chromium_path() -> str:
     path = find_browser()
     if path is None:
         named = os.environ.get("GATHER_COURSE_BROWSER")
-        _missing(f"no working browser at GATHER_COURSE_BROWSER={named}" if named
-                 else f"no Chromium on PATH (tried {', '.join(BROWSERS)})")
+        _missing(
+            f"no working browser at GATHER_COURSE_BROWSER={named}"
+            if named
+            else f"no Chromium on PATH (tried {', '.join(BROWSERS)})"
+        )
     return path
 
 
@@ -132,45 +145,70 @@ def chromium_path() -> str:
 def lab(chromium_path, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lab")
     bindir = Path(sys.executable).parent
-    env = dict(os.environ,
-               JUPYTER_CONFIG_DIR=str(tmp / "config"), JUPYTER_DATA_DIR=str(tmp / "data"),
-               JUPYTER_RUNTIME_DIR=str(tmp / "runtime"), IPYTHONDIR=str(tmp / "ipython"),
-               PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp / "config"),
+        JUPYTER_DATA_DIR=str(tmp / "data"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        IPYTHONDIR=str(tmp / "ipython"),
+        PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+    )
     _settings(tmp / "config")
     port, token = _free_port(), secrets.token_hex(16)
     work = tmp / "work"
-    command = [str(bindir / "gather-course"), "start", str(work), "--",
-               "--no-browser", f"--port={port}", "--ServerApp.port_retries=0",
-               "--ServerApp.ip=127.0.0.1", f"--ServerApp.token={token}", "--allow-root"]
+    command = [
+        str(bindir / "gather-course"),
+        "start",
+        str(work),
+        "--",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.token={token}",
+        "--allow-root",
+    ]
     log = tmp / "jupyter.log"
     with open(log, "wb") as out:
-        server = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT,
-                                  stdin=subprocess.DEVNULL, start_new_session=True)
+        server = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90
         while True:
             if server.poll() is not None:
-                pytest.fail(f"`gather-course start` exited ({server.returncode}):\n"
-                            + log.read_text(errors="replace")[-3000:], pytrace=False)
+                pytest.fail(
+                    f"`gather-course start` exited ({server.returncode}):\n"
+                    + log.read_text(errors="replace")[-3000:],
+                    pytrace=False,
+                )
             try:
                 with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
                     break
             except OSError:
                 if time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not answer in 90 s:\n"
-                                + log.read_text(errors="replace")[-3000:], pytrace=False)
+                    pytest.fail(
+                        "JupyterLab did not answer in 90 s:\n"
+                        + log.read_text(errors="replace")[-3000:],
+                        pytrace=False,
+                    )
                 time.sleep(0.2)
         yield Lab(url, token, work)
     finally:
         # The server leads its own process group (start_new_session), its kernels in it.
         try:
-            os.killpg(server.pid, signal.SIGTERM)      # JupyterLab shuts its kernels down
+            os.killpg(server.pid, signal.SIGTERM)  # JupyterLab shuts its kernels down
             server.wait(15)
         except (ProcessLookupError, subprocess.TimeoutExpired):
             pass
         try:
-            os.killpg(server.pid, signal.SIGKILL)      # anything of the group still there
+            os.killpg(server.pid, signal.SIGKILL)  # anything of the group still there
         except ProcessLookupError:
             pass
         server.wait(5)
@@ -195,10 +233,11 @@ def page(browser, lab):
     page = context.new_page()
     yield page
     context.close()
-    lab.shut_down_kernels()            # one kernel at a time on a 2-core machine
+    lab.shut_down_kernels()  # one kernel at a time on a 2-core machine
 
 
 # --- reading and driving a notebook in the page ---------------------------------------------
+
 
 def code_cells(lab: Lab, rel: str) -> dict[int, dict]:
     """The notebook's code cells by their index among all cells (as the page lists them)."""
@@ -219,7 +258,9 @@ class Notebook:
         n = len(json.loads((lab.work / rel).read_text())["cells"])
         page.wait_for_function(
             "n => document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell')"
-            ".length === n", arg=n)
+            ".length === n",
+            arg=n,
+        )
         self.wait_idle()
 
     def state(self) -> str:
@@ -245,8 +286,9 @@ class Notebook:
             self._wait_idle(timeout)
         except PlaywrightTimeout:
             self.shot(f"timeout_{Path(self.rel).stem}")
-            raise AssertionError(f"{self.rel}: still busy after {timeout / 1000:g} s: "
-                                 f"{self.state()}") from None
+            raise AssertionError(
+                f"{self.rel}: still busy after {timeout / 1000:g} s: {self.state()}"
+            ) from None
 
     def _wait_idle(self, timeout: float) -> None:
         self.page.wait_for_function(
@@ -260,7 +302,9 @@ class Notebook:
                     return false;
                 const prompts = document.querySelectorAll('.jp-NotebookPanel .jp-InputPrompt');
                 return ![...prompts].some(p => p.textContent.includes('*'));
-            }""", timeout=timeout)
+            }""",
+            timeout=timeout,
+        )
 
     def prompt(self, i: int) -> str:
         return self.cells.nth(i).locator(".jp-InputPrompt").inner_text().strip()
@@ -269,21 +313,26 @@ class Notebook:
         return self.cells.nth(i).locator(".jp-OutputArea").inner_text()
 
     def error_outputs(self, i: int) -> list[str]:
-        return self.cells.nth(i).locator(
-            f'.jp-OutputArea-output[data-mime-type="{ERROR_MIME}"]').all_inner_texts()
+        return (
+            self.cells.nth(i)
+            .locator(f'.jp-OutputArea-output[data-mime-type="{ERROR_MIME}"]')
+            .all_inner_texts()
+        )
 
     def run_cell(self, i: int) -> None:
         """Select cell i, run it with Ctrl+Enter, and wait for its new execution count."""
         before = self.prompt(i)
         cell = self.cells.nth(i)
-        cell.locator(".jp-InputPrompt").click()          # selects the cell, command mode
+        cell.locator(".jp-InputPrompt").click()  # selects the cell, command mode
         self.page.keyboard.press("Control+Enter")
         self.page.wait_for_function(
             """([i, before]) => {
                 const c = document.querySelectorAll('.jp-NotebookPanel .jp-Notebook .jp-Cell')[i];
                 const t = c.querySelector('.jp-InputPrompt').textContent.trim();
                 return /^\\[\\d+\\]:$/.test(t) && t !== before;
-            }""", arg=[i, before])
+            }""",
+            arg=[i, before],
+        )
 
     def type_into(self, i: int, text: str) -> None:
         """Replace cell i's code with text, typed into its editor."""
@@ -293,9 +342,10 @@ class Notebook:
         self.page.keyboard.press("Delete")
         # insert_text, as a paste would: CodeMirror's auto-indent does not re-indent lines
         self.page.keyboard.insert_text(text)
-        self.page.keyboard.press("Escape")                # back to command mode
+        self.page.keyboard.press("Escape")  # back to command mode
         shown = editor.evaluate(
-            "e => [...e.querySelectorAll('.cm-line')].map(l => l.textContent).join('\\n')")
+            "e => [...e.querySelectorAll('.cm-line')].map(l => l.textContent).join('\\n')"
+        )
         assert shown == text, f"the editor holds {shown!r}, not the typed {text!r}"
 
     def restart_run_all(self) -> None:
@@ -308,7 +358,9 @@ class Notebook:
         self.page.wait_for_function(
             """i => /^\\[\\d+\\]:$/.test(document.querySelectorAll(
                 '.jp-NotebookPanel .jp-Notebook .jp-Cell')[i]
-                .querySelector('.jp-InputPrompt').textContent.trim())""", arg=first)
+                .querySelector('.jp-InputPrompt').textContent.trim())""",
+            arg=first,
+        )
         self.wait_idle(timeout=120_000)
 
     def shot(self, name: str, cell: int | None = None, block: str = "center") -> Path:
@@ -339,7 +391,8 @@ def test_ci_requires_the_browser_test_and_keeps_its_screenshots():
     assert "export GATHER_COURSE_REQUIRE_BROWSER=1" in ci and "apt-get install" in ci
     assert ci.index("GATHER_COURSE_REQUIRE_BROWSER") < ci.index("python -m pytest")
     (job,) = yaml.safe_load((ROOT / ".github" / "workflows" / "ci.yml").read_text())[
-        "jobs"].values()
+        "jobs"
+    ].values()
     (upload,) = [s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact")]
     assert upload["if"] == "always()" and upload["with"]["path"].rstrip("/") == "artifacts/browser"
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -356,8 +409,9 @@ def test_the_working_copy_is_where_jupyterlab_opens(lab):
 def test_a_lecture_runs_top_to_bottom_without_errors(lab, page):
     nb = Notebook(page, lab, LECTURE)
     nb.restart_run_all()
-    deliberate = {i for i, c in nb.cells_json.items()
-                  if "raises-exception" in c["metadata"].get("tags", [])}
+    deliberate = {
+        i for i, c in nb.cells_json.items() if "raises-exception" in c["metadata"].get("tags", [])
+    }
     assert deliberate, f"{LECTURE} has no raises-exception cell; the test expects one"
     not_run, errors = [], {}
     for i in nb.cells_json:
@@ -368,9 +422,10 @@ def test_a_lecture_runs_top_to_bottom_without_errors(lab, page):
             errors[i] = shown
     nb.shot("lecture_01_run_all", cell=min(deliberate))
     assert not errors, "error output under cells not tagged raises-exception:\n" + "\n".join(
-        f"cell {i} ({source(nb.cells_json[i])[:60]!r}):\n{''.join(t)}" for i, t in errors.items())
+        f"cell {i} ({source(nb.cells_json[i])[:60]!r}):\n{''.join(t)}" for i, t in errors.items()
+    )
     assert not not_run, f"Run All did not run cells {not_run}"
-    for i in deliberate:   # the deliberate error is shown, as the lecture says
+    for i in deliberate:  # the deliberate error is shown, as the lecture says
         assert nb.error_outputs(i), f"cell {i} is tagged raises-exception but shows no error"
 
 
@@ -384,7 +439,8 @@ def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
     nb = Notebook(page, lab, BASICS)
     menus = page.locator(".lm-MenuBar-item").all_inner_texts()
     assert "Kernel" in menus and not any("nbgrader" in m.lower() for m in menus), (
-        f"the learner's JupyterLab shows nbgrader's instructor menu: {menus}")
+        f"the learner's JupyterLab shows nbgrader's instructor menu: {menus}"
+    )
     assert page.locator(".jp-NotebookPanel-toolbar", has_text="Validate").count() == 1
     setup = min(nb.cells_json)
     answer, test = _question_cells(nb.cells_json, "pick_per_row")
@@ -414,16 +470,21 @@ def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
 
 def test_run_all_on_a_blank_exercise_shows_a_verdict_under_every_test_cell(lab, page):
     nb = Notebook(page, lab, BLANK)
-    tests = [i for i, c in nb.cells_json.items()
-             if c["metadata"].get("nbgrader", {}).get("grade") is True]
+    tests = [
+        i
+        for i, c in nb.cells_json.items()
+        if c["metadata"].get("nbgrader", {}).get("grade") is True
+    ]
     assert tests and all(source(nb.cells_json[i]).startswith("# Test of") for i in tests)
     nb.restart_run_all()
-    nb.page.set_viewport_size({"width": 1280, "height": 1400})    # both verdicts in one shot
+    nb.page.set_viewport_size({"width": 1280, "height": 1400})  # both verdicts in one shot
     nb.shot("topk_blank_run_all", cell=tests[0] - 1, block="start")
     for i in tests:
         shown = nb.output_text(i)
         assert re.fullmatch(r"\[\d+\]:", nb.prompt(i)), (
-            f"Run All stopped before test cell {i} ({source(nb.cells_json[i]).splitlines()[0]})")
+            f"Run All stopped before test cell {i} ({source(nb.cells_json[i]).splitlines()[0]})"
+        )
         assert "Not attempted" in shown and "NotImplementedError" in shown, (
-            f"test cell {i} shows no not-attempted verdict:\n{shown}")
+            f"test cell {i} shows no not-attempted verdict:\n{shown}"
+        )
         assert_no_library_frames(shown, f"test cell {i}'s verdict")

@@ -18,7 +18,7 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 
 def workflow(name):
     data = yaml.safe_load((WORKFLOWS / name).read_text())
-    data["on"] = data.pop(True, data.get("on"))          # YAML 1.1 reads the key `on` as True
+    data["on"] = data.pop(True, data.get("on"))  # YAML 1.1 reads the key `on` as True
     return data
 
 
@@ -40,7 +40,7 @@ def test_cpu_workflow_runs_ci_run_on_a_hosted_runner_with_a_pip_cache():
 
 def test_gpu_workflow_runs_only_when_asked_on_a_gpu_runner():
     wf = workflow("gpu.yml")
-    assert set(wf["on"]) == {"workflow_dispatch", "pull_request"}      # never on push
+    assert set(wf["on"]) == {"workflow_dispatch", "pull_request"}  # never on push
     assert wf["on"]["pull_request"]["types"] == ["labeled"]
     (job,) = wf["jobs"].values()
     assert {"self-hosted", "gpu"} <= set(job["runs-on"])
@@ -69,11 +69,16 @@ def test_both_ci_scripts_install_and_test_with_the_readme_commands_and_check_the
 def test_gpu_script_stops_before_installing_on_a_machine_without_nvidia_driver(tmp_path):
     (tmp_path / ".ci").mkdir()
     shutil.copy2(ROOT / ".ci" / "run-gpu", tmp_path / ".ci" / "run-gpu")
-    bin_dir = tmp_path / "bin"                        # a PATH with dirname, and no nvidia-smi
+    bin_dir = tmp_path / "bin"  # a PATH with dirname, and no nvidia-smi
     bin_dir.mkdir()
     os.symlink(shutil.which("dirname"), bin_dir / "dirname")
-    r = subprocess.run([shutil.which("bash"), str(tmp_path / ".ci" / "run-gpu")],
-                       env={"PATH": str(bin_dir)}, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(
+        [shutil.which("bash"), str(tmp_path / ".ci" / "run-gpu")],
+        env={"PATH": str(bin_dir)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert r.returncode == 1
     assert "nvidia-smi is not on PATH" in r.stderr and "docs/ci.md" in r.stderr
     assert not (tmp_path / ".venv").exists()
@@ -81,14 +86,19 @@ def test_gpu_script_stops_before_installing_on_a_machine_without_nvidia_driver(t
 
 def run_pytest_collect(env_extra):
     env = {**os.environ, **env_extra}
-    return subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
-                           "tests/test_reference.py"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "tests/test_reference.py"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_required_cuda_run_refuses_to_start_on_the_cpu():
     r = run_pytest_collect({"GATHER_COURSE_REQUIRE_CUDA": "1", "GATHER_COURSE_DEVICE": "cpu"})
-    assert r.returncode == 4                              # pytest's usage error: nothing ran
+    assert r.returncode == 4  # pytest's usage error: nothing ran
     assert "GATHER_COURSE_REQUIRE_CUDA is set" in r.stderr + r.stdout
     import torch
 
@@ -107,12 +117,18 @@ def sanitize(text):
 def test_sanitize_file_makes_cuda_reprs_read_like_cpu_ones():
     import torch
 
-    pairs = [("tensor([1, 2])", "tensor([1, 2], device='cuda:0')"),
-             ("tensor([[0.5000]], dtype=torch.float64)",
-              "tensor([[0.5000]], device='cuda:0', dtype=torch.float64)"),
-             ("tensor(2., grad_fn=<SumBackward0>)", "tensor(2., device='cuda', grad_fn=<SumBackward0>)"),
-             ("tensor([], size=(0, 3), dtype=torch.int64)",
-              "tensor([], device='cuda:1', size=(0, 3), dtype=torch.int64)")]
+    pairs = [
+        ("tensor([1, 2])", "tensor([1, 2], device='cuda:0')"),
+        (
+            "tensor([[0.5000]], dtype=torch.float64)",
+            "tensor([[0.5000]], device='cuda:0', dtype=torch.float64)",
+        ),
+        ("tensor(2., grad_fn=<SumBackward0>)", "tensor(2., device='cuda', grad_fn=<SumBackward0>)"),
+        (
+            "tensor([], size=(0, 3), dtype=torch.int64)",
+            "tensor([], device='cuda:1', size=(0, 3), dtype=torch.int64)",
+        ),
+    ]
     for cpu, cuda in pairs:
         assert sanitize(cuda) == sanitize(cpu) == cpu
     assert repr(torch.tensor([[0.5]], dtype=torch.float64)) == pairs[1][0]
@@ -135,12 +151,15 @@ def compared_text(cell):
 
 
 def test_compared_outputs_name_no_device():
-    paths = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted((ROOT / "solutions").glob("*/*.ipynb"))
+    paths = sorted((ROOT / "notebooks").glob("*.ipynb")) + sorted(
+        (ROOT / "solutions").glob("*/*.ipynb")
+    )
     for path in paths:
         for cell in nbformat.read(path, as_version=4).cells:
             text = compared_text(cell)
-            assert not re.search(r"\b(cpu|cuda)\b|device\(type=", text, re.I), \
+            assert not re.search(r"\b(cpu|cuda)\b|device\(type=", text, re.I), (
                 f"{path.name}: {cell.source[:60]!r} shows a device in a compared output: {text[:200]!r}"
+            )
 
 
 def test_environment_yml_builds_on_binder_as_it_stands():
@@ -149,9 +168,9 @@ def test_environment_yml_builds_on_binder_as_it_stands():
     # repo2docker copies the repository in before installing only when the pip section
     # names a local path; `-e .` is one, and installs the course's package.
     assert "-e ." in pip
-    assert "python=3.11" in env["dependencies"]          # repo2docker reads an exact x.y
+    assert "python=3.11" in env["dependencies"]  # repo2docker reads an exact x.y
     assert env["channels"] == ["conda-forge"]
-    assert not (ROOT / "binder").exists() and not (ROOT / ".binder").exists()   # would win
+    assert not (ROOT / "binder").exists() and not (ROOT / ".binder").exists()  # would win
 
 
 def test_cpu_ci_installs_the_sandbox_and_refuses_to_skip_it():

@@ -26,8 +26,11 @@ IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 
 
 def _digest(folder: Path) -> dict[str, str]:
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +64,7 @@ def test_every_question_with_variants_gets_one_and_the_notebooks_say_which(klass
             if name != "public":
                 assert f'exercise("{qid}", "{name}")' in text
                 assert exercise(qid).task not in text
-            for line in q.solution_code.splitlines():       # no answer line is given away
+            for line in q.solution_code.splitlines():  # no answer line is given away
                 if "gather(" in line or "return " in line:
                     assert line.strip() not in text, line
         assert student.metadata["gather_course"]["variants"] == chosen
@@ -75,17 +78,23 @@ def referee():
 
 
 @pytest.mark.parametrize("assignment", assignments(ROOT))
-def test_the_class_solutions_pass_and_the_public_ones_lose_every_variant(klass, referee,
-                                                                          assignment, tmp_path):
+def test_the_class_solutions_pass_and_the_public_ones_lose_every_variant(
+    klass, referee, assignment, tmp_path
+):
     target, info = klass
     name = f"{assignment}.ipynb"
     released = {name: nbformat.read(target / "exercises" / assignment / name, 4)}
     source = nbformat.read(target / "solutions" / assignment / name, 4)
-    class_answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source.cells
-                     if c.metadata.get("nbgrader", {}).get("solution")}
-    public_answers = {exercise(qid.partition(":")[0]).name:
-                      IMPORTS + exercise(qid.partition(":")[0]).solution_code
-                      for _gid, qid, _ in graded_cells(released[name])}
+    class_answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in source.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    public_answers = {
+        exercise(qid.partition(":")[0]).name: IMPORTS
+        + exercise(qid.partition(":")[0]).solution_code
+        for _gid, qid, _ in graded_cells(released[name])
+    }
     for who, answers in (("class", class_answers), ("public", public_answers)):
         folder = tmp_path / who
         folder.mkdir()
@@ -102,10 +111,27 @@ def test_a_class_source_notebook_runs_and_passes_nbval(klass, tmp_path):
     path = tmp_path / "basics.ipynb"
     path.write_bytes((target / "solutions" / "basics" / "basics.ipynb").read_bytes())
     execute_notebook(path)
-    done = subprocess.run([sys.executable, "-m", "pytest", "--nbval", "--nbval-current-env",
-                           "--nbval-sanitize-with", str(ROOT / "tests" / "nbval_sanitize.cfg"),
-                           "-p", "no:cacheprovider", "-q", "--rootdir", str(tmp_path),
-                           "-c", "/dev/null", str(path)], capture_output=True, text=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval",
+            "--nbval-current-env",
+            "--nbval-sanitize-with",
+            str(ROOT / "tests" / "nbval_sanitize.cfg"),
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            "/dev/null",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 0, done.stdout[-2000:]
 
 

@@ -37,9 +37,7 @@ def test_every_question_of_the_bank_is_graded_once_in_two_or_three_per_assignmen
         assert 2 <= len(tests) <= 3, (path, tests)
         used += tests
     assert sorted(used) == sorted(exercise_ids())
-    assert {p.parent.name for p in SOURCES} == {"basics", "nlp", "vision", "topk", "mae",
-                                               "friends"}
-
+    assert {p.parent.name for p in SOURCES} == {"basics", "nlp", "vision", "topk", "mae", "friends"}
 
 
 def test_exercise_ids_follow_the_notebooks():
@@ -50,8 +48,9 @@ def test_exercise_ids_follow_the_notebooks():
     from gather_course._course import assignment_order
 
     lectures = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    own = [re.search(r"exercises/([a-z]+)/", path.read_text(encoding="utf-8"))[1]
-           for path in lectures]                     # a lecture's first link is its assignment
+    own = [
+        re.search(r"exercises/([a-z]+)/", path.read_text(encoding="utf-8"))[1] for path in lectures
+    ]  # a lecture's first link is its assignment
     assert assignment_order() == own
     in_notebooks = []
     for name in assignment_order():
@@ -62,9 +61,14 @@ def test_exercise_ids_follow_the_notebooks():
 
 def _code_lines(code: str) -> list[str]:
     """A solution's lines without nbgrader's markers, imports and blank lines."""
-    return [line.rstrip() for line in code.splitlines()
-            if line.strip() and "### BEGIN SOLUTION" not in line and "### END SOLUTION" not in line
-            and not line.startswith(("import ", "from "))]
+    return [
+        line.rstrip()
+        for line in code.splitlines()
+        if line.strip()
+        and "### BEGIN SOLUTION" not in line
+        and "### END SOLUTION" not in line
+        and not line.startswith(("import ", "from "))
+    ]
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
@@ -79,7 +83,9 @@ def test_each_solution_cell_is_the_banks_solution(path):
         bank = exercise(qid_of(cell)).solution_code
         assert _code_lines(answer.source) == _code_lines(bank), (
             f"{path.name}: the answer cell before the test of {qid_of(cell)} differs from "
-            f"exercise({qid_of(cell)!r}).solution_code; change both together")
+            f"exercise({qid_of(cell)!r}).solution_code; change both together"
+        )
+
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
 def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
@@ -96,7 +102,7 @@ def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
         assert "### BEGIN SOLUTION" in answer.source
         assert meta["locked"] and meta["points"] > 0 and meta["grade_id"] == f"test_{q.name}"
         assert f'exercise("{qid}").check({q.name}).assert_passed()' in cell.source
-        assert "HIDDEN TESTS" not in cell.source      # the referee holds the hidden cases
+        assert "HIDDEN TESTS" not in cell.source  # the referee holds the hidden cases
         task = cells[i - 2][0].source
         assert (q.rules in task) if q.rules else "**Rules:**" not in task
         tests[meta["grade_id"]] = meta["points"]
@@ -106,12 +112,14 @@ def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
 # ------------------------------------------------------------------ the release
 def test_release_regenerates_exercises_byte_identically(tmp_path):
     written = release(course_root(ROOT), tmp_path)
-    assert {p.relative_to(tmp_path) for p in written} == \
-        {p.relative_to(ROOT / "exercises") for p in (ROOT / "exercises").glob("*/*.ipynb")}
+    assert {p.relative_to(tmp_path) for p in written} == {
+        p.relative_to(ROOT / "exercises") for p in (ROOT / "exercises").glob("*/*.ipynb")
+    }
     for path in written:
         committed = ROOT / "exercises" / path.relative_to(tmp_path)
-        assert filecmp.cmp(path, committed, shallow=False), \
+        assert filecmp.cmp(path, committed, shallow=False), (
             f"{committed} differs from a fresh release: run `gather-course release`"
+        )
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.parent.name)
@@ -120,13 +128,26 @@ def test_student_notebooks_say_how_to_work_and_hide_solutions_and_hidden_tests(p
     text = student.read_text(encoding="utf-8")
     nb = nbformat.read(student, 4)
     first = nb.cells[0].source
-    for words in ("gather-course check", "gather-course progress", "Validate",
-                  "Studying on your own", "In a class", "Submit", "Run All"):
-        assert words in first, words                       # what works alone, what needs a class
-    assert "Generated" not in first and "instructor's source" not in first   # not for learners
-    run_all = [c for c in nb.cells if c.cell_type == "code"
-               and (c.metadata.get("nbgrader", {}).get("grade")
-                    or c.metadata.get("nbgrader", {}).get("solution"))]
+    for words in (
+        "gather-course check",
+        "gather-course progress",
+        "Validate",
+        "Studying on your own",
+        "In a class",
+        "Submit",
+        "Run All",
+    ):
+        assert words in first, words  # what works alone, what needs a class
+    assert "Generated" not in first and "instructor's source" not in first  # not for learners
+    run_all = [
+        c
+        for c in nb.cells
+        if c.cell_type == "code"
+        and (
+            c.metadata.get("nbgrader", {}).get("grade")
+            or c.metadata.get("nbgrader", {}).get("solution")
+        )
+    ]
     assert run_all and all("raises-exception" in c.metadata.get("tags", []) for c in run_all)
     assert "torch._C.Generator" not in text
     for secret in ("BEGIN SOLUTION", "HIDDEN TESTS", "_grading"):
@@ -137,7 +158,7 @@ def test_student_notebooks_say_how_to_work_and_hide_solutions_and_hidden_tests(p
             body = cell.source.split("### BEGIN SOLUTION")[1].split("### END SOLUTION")[0]
             for line in (ln.strip() for ln in body.splitlines()):
                 if any(word in line for word in ("return ", ".gather(", "scatter")):
-                    assert line not in text, line      # the lines that give the answer away
+                    assert line not in text, line  # the lines that give the answer away
     answers = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")]
     assert answers and all("raise NotImplementedError()" in c.source for c in answers)
     assert all(not c.get("outputs") for c in nb.cells if c.cell_type == "code")
@@ -158,7 +179,8 @@ def test_a_tensor_subclass_cannot_fake_equality():
             return torch.ones(self.shape, dtype=torch.bool)
 
     result = exercise("basics.pick_per_row").check(
-        lambda x, cols: torch.zeros(cols.shape).as_subclass(Liar))
+        lambda x, cols: torch.zeros(cols.shape).as_subclass(Liar)
+    )
     assert not result.passed and result.tier == Tier.WRONG_TYPE and "subclass" in result.headline
 
 
@@ -182,7 +204,9 @@ def test_check_explains_wrong_answers_edited_and_deleted_tests_and_endless_loops
     for cell in nb["cells"]:
         gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
         if gid == "pick_per_row":
-            cell["source"] = "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)[..., None]"
+            cell["source"] = (
+                "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)[..., None]"
+            )
         elif gid == "gather_loop":
             cell["source"] = "def gather_loop(input, dim, index):\n    while True:\n        pass"
         elif gid == "test_reverse_index":
@@ -233,19 +257,22 @@ def test_execute_stores_outputs_only_and_checks_every_path_first(tmp_path):
     from nbformat.v4 import new_code_cell, new_notebook
 
     nb = new_notebook(cells=[new_code_cell("import os\nos.environ['GATHER_COURSE_DEVICE']")])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     good = tmp_path / "good.ipynb"
     nbformat.write(nb, good)
     good.chmod(0o640)
     before = good.read_bytes()
     done = cli("execute", str(good), str(tmp_path / "missing.ipynb"))
     assert done.returncode == 2 and "missing.ipynb' is not found" in done.stderr
-    assert good.read_bytes() == before                       # nothing ran: a path was bad
+    assert good.read_bytes() == before  # nothing ran: a path was bad
     assert cli("execute", str(good)).returncode == 0
     out = nbformat.read(good, 4).cells[0]
     assert out.source == nb.cells[0].source and out.execution_count == 1
-    assert out.outputs[0]["data"]["text/plain"] == "'cpu'"   # run on the CPU
+    assert out.outputs[0]["data"]["text/plain"] == "'cpu'"  # run on the CPU
     assert "execution" not in out.metadata and good.stat().st_mode & 0o777 == 0o640
 
 
@@ -253,12 +280,22 @@ def test_check_passes_honest_noise_and_notes_the_cells_grading_would_not_run(tmp
     nb = json.loads((ROOT / "exercises" / "basics" / "basics.ipynb").read_text())
     for cell in nb["cells"]:
         if cell["metadata"].get("nbgrader", {}).get("grade_id") == "pick_per_row":
-            cell["source"] = ("import sys, warnings\ndef pick_per_row(x, cols):\n"
-                              "    print('debugging', file=sys.stderr)\n"
-                              "    warnings.warn('a warning')\n"
-                              "    return torch.gather(x, 1, cols)\n")
-    nb["cells"].append({"cell_type": "code", "id": "learner-magic", "metadata": {},
-                        "source": "%timeit 1", "outputs": [], "execution_count": None})
+            cell["source"] = (
+                "import sys, warnings\ndef pick_per_row(x, cols):\n"
+                "    print('debugging', file=sys.stderr)\n"
+                "    warnings.warn('a warning')\n"
+                "    return torch.gather(x, 1, cols)\n"
+            )
+    nb["cells"].append(
+        {
+            "cell_type": "code",
+            "id": "learner-magic",
+            "metadata": {},
+            "source": "%timeit 1",
+            "outputs": [],
+            "execution_count": None,
+        }
+    )
     student = tmp_path / "noisy.ipynb"
     student.write_text(json.dumps(nb))
     done = cli("check", str(student))

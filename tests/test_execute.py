@@ -13,7 +13,11 @@ from gather_course._execute import execute_notebook
 
 def _notebook(tmp_path, source: str):
     nb = new_notebook(cells=[new_code_cell(source)])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     path = tmp_path / "n.ipynb"
     nbformat.write(nb, path)
     return path
@@ -23,13 +27,16 @@ def test_the_kernel_gets_the_environment_and_this_process_keeps_its_own(tmp_path
     monkeypatch.setenv("GATHER_COURSE_DEVICE", "cuda:7")
     monkeypatch.setenv("GATHER_TEST_INHERITED", "yes")
     before = dict(os.environ)
-    path = _notebook(tmp_path, "import os\n[os.environ.get(k) for k in "
-                     "('GATHER_COURSE_DEVICE', 'PYTHONHASHSEED', 'GATHER_TEST_EXTRA', "
-                     "'GATHER_TEST_INHERITED')]")
+    path = _notebook(
+        tmp_path,
+        "import os\n[os.environ.get(k) for k in "
+        "('GATHER_COURSE_DEVICE', 'PYTHONHASHSEED', 'GATHER_TEST_EXTRA', "
+        "'GATHER_TEST_INHERITED')]",
+    )
     execute_notebook(path, env={"GATHER_TEST_EXTRA": "given"})
     shown = nbformat.read(path, 4).cells[0].outputs[0]["data"]["text/plain"]
     assert shown == "['cpu', '0', 'given', 'yes']"
-    assert dict(os.environ) == before            # nothing set, nothing left behind
+    assert dict(os.environ) == before  # nothing set, nothing left behind
 
 
 def test_a_failing_run_leaves_the_notebook_as_it_was(tmp_path):

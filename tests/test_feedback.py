@@ -54,10 +54,12 @@ def test_an_index_one_too_far_is_named_a_shift_and_traced_to_the_input():
 
 def test_a_traced_value_names_the_element_it_came_from():
     q = exercise("topk.select_patches")
-    wrong = lambda patches, scores, k: q.spec(patches, -scores, k)       # lowest, not highest
+    wrong = lambda patches, scores, k: q.spec(patches, -scores, k)  # lowest, not highest
     result = q.check(wrong)
     traced = _details(result)["traced"]
-    assert traced.startswith("Your out[0, 0, 0] equals patches[0, ") and "expected patches" in traced
+    assert (
+        traced.startswith("Your out[0, 0, 0] equals patches[0, ") and "expected patches" in traced
+    )
 
 
 def test_an_output_shifted_along_a_dim_is_named():
@@ -106,8 +108,12 @@ def test_the_referee_gives_the_same_diagnosis(tmp_path):
 
 def _run(path: Path) -> nbformat.NotebookNode:
     nb = nbformat.read(path, as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3",        # no allow_errors, as Run All
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",  # no allow_errors, as Run All
+        resources={"metadata": {"path": str(path.parent)}},
+    ).execute()
     return nb
 
 
@@ -115,7 +121,7 @@ def test_run_all_on_a_blank_notebook_shows_a_clean_verdict_under_every_question(
     path = tmp_path / "basics.ipynb"
     shutil.copy(ROOT / "exercises/basics/basics.ipynb", path)
     nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:           # one answer half done and wrong, one with a syntax error
+    for cell in nb.cells:  # one answer half done and wrong, one with a syntax error
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "pick_per_row":
             cell.source = "def pick_per_row(x, cols):\n    return x.gather(0, cols)\n"
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "gather_loop":
@@ -126,12 +132,12 @@ def test_run_all_on_a_blank_notebook_shows_a_clean_verdict_under_every_question(
     assert len(tests) == 3
     for cell in tests:
         errors = [o for o in cell.outputs if o.output_type == "error"]
-        assert len(errors) == 1, cell.source                    # every question has a verdict
+        assert len(errors) == 1, cell.source  # every question has a verdict
         text = "\n".join(errors[0].traceback)
         for frame in ("gather_course/", "_check.py", "site-packages"):
             assert frame not in text, (frame, text)
     first, second, third = ("\n".join(c.outputs[0].traceback) for c in tests)
-    assert "Traceback" not in first and "Traceback" not in third        # the verdict alone
+    assert "Traceback" not in first and "Traceback" not in third  # the verdict alone
     assert "❌ Incorrect (basics.pick_per_row)" in first and "did you mean dim=1" in first
     assert "NameError" in second or "Incorrect (basics.gather_loop)" in second
     assert "❌ Not attempted yet (basics.reverse_index)" in third

@@ -49,7 +49,7 @@ def _typical_wrong(qid: str) -> str:
     for fn, _tier in WRONG[qid]:
         src = textwrap.dedent(inspect.getsource(fn))
         src = "\n".join(line for line in src.splitlines() if not line.startswith("@"))
-        if " _" not in src and "(_" not in src:          # no private helpers of answers.py
+        if " _" not in src and "(_" not in src:  # no private helpers of answers.py
             return f"{IMPORTS}\n{src}\n\n{name} = {fn.__name__}\n"
     raise AssertionError(f"no self-contained wrong answer for {qid}")
 
@@ -58,8 +58,9 @@ def _solution(qid: str) -> str:
     return IMPORTS + exercise(qid).solution_code
 
 
-def _fill(nb, answers: dict[str, str], tests: dict[str, str | None] | None = None,
-          extra: list[str] = ()):
+def _fill(
+    nb, answers: dict[str, str], tests: dict[str, str | None] | None = None, extra: list[str] = ()
+):
     nb = copy.deepcopy(nb)
     tests = tests or {}
     cells = []
@@ -69,7 +70,7 @@ def _fill(nb, answers: dict[str, str], tests: dict[str, str | None] | None = Non
             cell.source = answers[gid]
         if gid in tests:
             if tests[gid] is None:
-                continue                                   # the learner deleted it
+                continue  # the learner deleted it
             cell.source = tests[gid]
         cells.append(cell)
     cells += [nbformat.v4.new_code_cell(src) for src in extra]
@@ -78,86 +79,90 @@ def _fill(nb, answers: dict[str, str], tests: dict[str, str | None] | None = Non
 
 
 # -- the dishonest class of basics: what each one tries ------------------------------------------
-FAKE = "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]].clone()\n"   # wrong values
+FAKE = "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]].clone()\n"  # wrong values
 IN_PROCESS = {
     # make every comparison say "equal"
     "patches_torch": "torch.allclose = lambda *a, **k: True\ntorch.equal = lambda *a, **k: True\n"
-                     "torch.isclose = lambda a, b, **k: torch.ones(torch.broadcast_shapes("
-                     "a.shape, b.shape), dtype=torch.bool)\n"
-                     "torch.Tensor.__eq__ = lambda a, b: torch.ones_like(a, dtype=torch.bool)\n",
+    "torch.isclose = lambda a, b, **k: torch.ones(torch.broadcast_shapes("
+    "a.shape, b.shape), dtype=torch.bool)\n"
+    "torch.Tensor.__eq__ = lambda a, b: torch.ones_like(a, dtype=torch.bool)\n",
     # replace the checker's own verdict and registry
     "patches_checker": "import gather_course.questions._check as C\n"
-                       "import gather_course.questions._question as Q\n"
-                       "C.CheckResult.__bool__ = lambda self: True\n"
-                       "C.CheckResult.passed = True\nC.run_check = lambda *a, **k: None\n"
-                       "Q._REGISTRY.clear()\n",
+    "import gather_course.questions._question as Q\n"
+    "C.CheckResult.__bool__ = lambda self: True\n"
+    "C.CheckResult.passed = True\nC.run_check = lambda *a, **k: None\n"
+    "Q._REGISTRY.clear()\n",
     # look up the caller's frames for the expected values and return those
     "reads_frames": "import sys\ndef pick_per_row(x, cols):\n    f = sys._getframe(1)\n"
-                    "    while f is not None:\n        for k in ('expected', 'exp', 'e'):\n"
-                    "            if k in f.f_locals:\n                return f.f_locals[k]\n"
-                    "        f = f.f_back\n    return x[:, :cols.shape[1]].clone()\n",
+    "    while f is not None:\n        for k in ('expected', 'exp', 'e'):\n"
+    "            if k in f.f_locals:\n                return f.f_locals[k]\n"
+    "        f = f.f_back\n    return x[:, :cols.shape[1]].clone()\n",
     # rebuild the public battery from seed 0 and answer it from a table (hidden cases differ)
     "replays_seeds": "from gather_course import exercise\nimport torch\n_q = exercise('basics.pick_per_row')\n"
-                     "_g = torch.Generator().manual_seed(0)\n"
-                     "_table = {}\nfor _s in _q.sizes:\n    _c = _q.build(_g, _s)\n"
-                     "    _x, _i = _c.inputs.values()\n"
-                     "    _table[(_x.shape, _i.shape, float(_x.sum()))] = _q.spec(_x, _i)\n"
-                     "def pick_per_row(x, cols):\n"
-                     "    return _table.get((x.shape, cols.shape, float(x.sum())), x[:, :cols.shape[1]].clone())\n",
+    "_g = torch.Generator().manual_seed(0)\n"
+    "_table = {}\nfor _s in _q.sizes:\n    _c = _q.build(_g, _s)\n"
+    "    _x, _i = _c.inputs.values()\n"
+    "    _table[(_x.shape, _i.shape, float(_x.sum()))] = _q.spec(_x, _i)\n"
+    "def pick_per_row(x, cols):\n"
+    "    return _table.get((x.shape, cols.shape, float(x.sum())), x[:, :cols.shape[1]].clone())\n",
     # torch function / dispatch modes that rewrite every result
     "function_mode": "from torch.overrides import TorchFunctionMode\n"
-                     "class M(TorchFunctionMode):\n    def __torch_function__(self, f, t, a=(), k=None):\n"
-                     "        if f in (torch.equal, torch.allclose): return True\n"
-                     "        return f(*a, **(k or {}))\nM().__enter__()\n",
+    "class M(TorchFunctionMode):\n    def __torch_function__(self, f, t, a=(), k=None):\n"
+    "        if f in (torch.equal, torch.allclose): return True\n"
+    "        return f(*a, **(k or {}))\nM().__enter__()\n",
     "dispatch_mode": "from torch.utils._python_dispatch import TorchDispatchMode\n"
-                     "class D(TorchDispatchMode):\n    def __torch_dispatch__(self, f, t, a=(), k=None):\n"
-                     "        if 'eq' in str(f) or 'isclose' in str(f):\n"
-                     "            return torch.ones(a[0].shape, dtype=torch.bool)\n"
-                     "        return f(*a, **(k or {}))\nD().__enter__()\n",
+    "class D(TorchDispatchMode):\n    def __torch_dispatch__(self, f, t, a=(), k=None):\n"
+    "        if 'eq' in str(f) or 'isclose' in str(f):\n"
+    "            return torch.ones(a[0].shape, dtype=torch.bool)\n"
+    "        return f(*a, **(k or {}))\nD().__enter__()\n",
     # IPython hooks and builtins: rewrite how later cells run, make isinstance lie
     "ipython_hooks": "ip = get_ipython()\nip.events.register('pre_run_cell', lambda *a: None)\n",
     "builtins": "import builtins\nbuiltins.isinstance = lambda *a: True\nbuiltins.type = lambda *a: object\n",
     # a subclass that lies about equality
     "subclass": "class Liar(torch.Tensor):\n    def __eq__(self, o):\n"
-                "        return torch.ones(self.shape, dtype=torch.bool)\n",
+    "        return torch.ones(self.shape, dtype=torch.bool)\n",
 }
 MACHINE = {
     # write the gradebook and a classmate's notebook, then stop the grader and leave a process
     "writes_files": "import glob\nfor p in ['{root}/gradebook.db', '{root}/grades-basics.csv'] + "
-                    "glob.glob('{root}/submitted/*/basics/*.ipynb') + glob.glob('/tmp/**/*.ipynb', "
-                    "recursive=True):\n    try:\n        open(p, 'w').write('overwritten')\n"
-                    "    except OSError:\n        pass\n",
+    "glob.glob('{root}/submitted/*/basics/*.ipynb') + glob.glob('/tmp/**/*.ipynb', "
+    "recursive=True):\n    try:\n        open(p, 'w').write('overwritten')\n"
+    "    except OSError:\n        pass\n",
     "kills_grader": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
-                    "os.kill(-1, signal.SIGKILL)\n",
+    "os.kill(-1, signal.SIGKILL)\n",
     "leaves_process": "import os, time\nif os.fork() == 0:\n    os.setsid()\n    while True:\n"
-                      "        time.sleep(0.1)\n",
+    "        time.sleep(0.1)\n",
     "memory_bomb": "hog = bytearray(64 * 2**30)\n",
     "endless_loop": "def pick_per_row(x, cols):\n    while True:\n        pass\n",
     "ignores_signals": "import signal\nfor s in (signal.SIGINT, signal.SIGTERM, signal.SIGXCPU):\n"
-                       "    signal.signal(s, signal.SIG_IGN)\n"
-                       "def pick_per_row(x, cols):\n    while True:\n        pass\n",
+    "    signal.signal(s, signal.SIG_IGN)\n"
+    "def pick_per_row(x, cols):\n    while True:\n        pass\n",
 }
-EVASIONS = {   # gather_loop forbids gather: each reaches it anyway (question 2 must score 0)
+EVASIONS = {  # gather_loop forbids gather: each reaches it anyway (question 2 must score 0)
     "evades_getattr": "g = getattr(torch, 'gat' + 'her')\n"
-                      "def gather_loop(input, dim, index):\n    return g(input, dim, index)\n",
+    "def gather_loop(input, dim, index):\n    return g(input, dim, index)\n",
     "evades_internals": "def gather_loop(input, dim, index):\n"
-                        "    return torch.ops.aten.gather.default(input, dim, index)\n",
+    "    return torch.ops.aten.gather.default(input, dim, index)\n",
     "evades_thread": "import threading\ndef gather_loop(input, dim, index):\n    box = []\n"
-                     "    t = threading.Thread(target=lambda: box.append(torch.gather(input, dim, "
-                     "index)))\n    t.start(); t.join()\n    return box[0]\n",
+    "    t = threading.Thread(target=lambda: box.append(torch.gather(input, dim, "
+    "index)))\n    t.start(); t.join()\n    return box[0]\n",
     "evades_numpy": "import numpy as np\ndef gather_loop(input, dim, index):\n"
-                    "    d = dim % input.dim()\n"
-                    "    part = input.numpy()[tuple(slice(None) if k == d else slice(0, s)\n"
-                    "                               for k, s in enumerate(index.shape))]\n"
-                    "    return torch.from_numpy(np.take_along_axis(part, index.long().numpy(), d))\n",
+    "    d = dim % input.dim()\n"
+    "    part = input.numpy()[tuple(slice(None) if k == d else slice(0, s)\n"
+    "                               for k, s in enumerate(index.shape))]\n"
+    "    return torch.from_numpy(np.take_along_axis(part, index.long().numpy(), d))\n",
 }
-LISTS = ("def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
-         "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
-         "dtype=x.dtype).reshape(cols.shape)\n")
-NOISY = ("import sys, warnings\ndef pick_per_row(x, cols):\n"
-         "    print('debugging', cols.shape, file=sys.stderr)\n    warnings.warn('a warning')\n"
-         "    torch.meshgrid(torch.arange(2), torch.arange(2))     # torch warns: indexing=\n"
-         "    return torch.gather(x, 1, cols)\n")
+LISTS = (
+    "def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
+    "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
+    "dtype=x.dtype).reshape(cols.shape)\n"
+)
+NOISY = (
+    "import sys, warnings\ndef pick_per_row(x, cols):\n"
+    "    print('debugging', cols.shape, file=sys.stderr)\n    warnings.warn('a warning')\n"
+    "    torch.meshgrid(torch.arange(2), torch.arange(2))     # torch warns: indexing=\n"
+    "    return torch.gather(x, 1, cols)\n"
+)
 
 
 def _submissions(assignment: str, root: Path) -> dict[str, object]:
@@ -168,28 +173,35 @@ def _submissions(assignment: str, root: Path) -> dict[str, object]:
     subs = {
         "solution": _fill(student_nb, right),
         "untouched": student_nb,
-        "wrong_odd": _fill(student_nb, {c: (wrong if i % 2 == 0 else right)[c]
-                                        for i, (_, c, _, _) in enumerate(qs)}),
-        "wrong_even": _fill(student_nb, {c: (wrong if i % 2 == 1 else right)[c]
-                                         for i, (_, c, _, _) in enumerate(qs)}),
+        "wrong_odd": _fill(
+            student_nb,
+            {c: (wrong if i % 2 == 0 else right)[c] for i, (_, c, _, _) in enumerate(qs)},
+        ),
+        "wrong_even": _fill(
+            student_nb,
+            {c: (wrong if i % 2 == 1 else right)[c] for i, (_, c, _, _) in enumerate(qs)},
+        ),
     }
     if assignment != "basics":
         return subs
     first, test = qs[0][1], qs[0][2]
-    subs.update({
-        "edits_test": _fill(student_nb, right, {test: "pass"}),
-        "deletes_test": _fill(student_nb, right, {test: None}),
-        "magic_in_answer": _fill(student_nb, right, extra=["%timeit pick_per_row(1, 2)",
-                                                           "!cat /etc/passwd"]),
-        "noisy_but_right": _fill(student_nb, {**right, first: IMPORTS + NOISY}),
-        "lists_not_vectorized": _fill(student_nb, {**right, first: IMPORTS + LISTS}),
-        "corrupt": "{ not a notebook",
-    })
+    subs.update(
+        {
+            "edits_test": _fill(student_nb, right, {test: "pass"}),
+            "deletes_test": _fill(student_nb, right, {test: None}),
+            "magic_in_answer": _fill(
+                student_nb, right, extra=["%timeit pick_per_row(1, 2)", "!cat /etc/passwd"]
+            ),
+            "noisy_but_right": _fill(student_nb, {**right, first: IMPORTS + NOISY}),
+            "lists_not_vectorized": _fill(student_nb, {**right, first: IMPORTS + LISTS}),
+            "corrupt": "{ not a notebook",
+        }
+    )
     for n, (name, code) in enumerate({**IN_PROCESS, **MACHINE}.items()):
         code = code.replace("{root}", str(root))
         body = code if "def pick_per_row" in code else code + FAKE
         subs[name] = _fill(student_nb, {**right, first: IMPORTS + body})
-        subs[f"honest_{n:02d}"] = _fill(student_nb, right)         # a classmate after each one
+        subs[f"honest_{n:02d}"] = _fill(student_nb, right)  # a classmate after each one
     loop_cell = qs[1][1]
     for name, code in EVASIONS.items():
         subs[name] = _fill(student_nb, {**right, loop_cell: IMPORTS + code})
@@ -212,10 +224,25 @@ def _grade_all(base: Path) -> tuple[Path, subprocess.CompletedProcess, dict]:
             else:
                 nbformat.write(nb, folder / f"{assignment}.ipynb")
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in root.rglob("*") if p.is_file()}
-    args = [sys.executable, "-m", "gather_course.cli", "grade", *ASSIGNMENTS, "--course",
-            str(root), "--timeout", str(CALL_TIMEOUT), "--jobs", "2"]
-    done = subprocess.run(args + (["--require-sandbox"] if SANDBOXED else []),
-                          capture_output=True, text=True, timeout=900)
+    args = [
+        sys.executable,
+        "-m",
+        "gather_course.cli",
+        "grade",
+        *ASSIGNMENTS,
+        "--course",
+        str(root),
+        "--timeout",
+        str(CALL_TIMEOUT),
+        "--jobs",
+        "2",
+    ]
+    done = subprocess.run(
+        args + (["--require-sandbox"] if SANDBOXED else []),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     return root, done, before
 
 
@@ -224,8 +251,10 @@ def graded(tmp_path_factory):
     if not SANDBOXED:
         if REQUIRE_SANDBOX:
             pytest.fail(f"GATHER_COURSE_REQUIRE_SANDBOX is set but grading has {isolation()}")
-        pytest.skip(f"the class of cheats attacks the machine: it runs only in the sandbox "
-                    f"({isolation()}); install bubblewrap (apt-get install bubblewrap)")
+        pytest.skip(
+            f"the class of cheats attacks the machine: it runs only in the sandbox "
+            f"({isolation()}); install bubblewrap (apt-get install bubblewrap)"
+        )
     result = _grade_all(tmp_path_factory.mktemp("grading"))
     return {assignment: result for assignment in ASSIGNMENTS}
 
@@ -245,8 +274,10 @@ def test_grading_runs_and_reports_every_student(graded, assignment):
     assert done.returncode == 0, done.stdout + done.stderr
     rows = _csv(root, assignment)
     assert {"solution", "untouched", "wrong_odd", "wrong_even"} <= set(rows)
-    assert (f"{assignment}: {len(rows)} of {len(rows)} submissions graded; scores in "
-            f"{root / f'grades-{assignment}.csv'}" in done.stdout) or assignment == "basics"
+    assert (
+        f"{assignment}: {len(rows)} of {len(rows)} submissions graded; scores in "
+        f"{root / f'grades-{assignment}.csv'}" in done.stdout
+    ) or assignment == "basics"
     assert "isolation: sandbox" in done.stdout
 
 
@@ -265,8 +296,9 @@ def test_a_typical_wrong_answer_loses_exactly_its_points(graded, assignment):
     root, _, _ = graded[assignment]
     rows = _csv(root, assignment)
     for i, (qid, _, test, points) in enumerate(_expected(assignment)):
-        wrong_in, right_in = ("wrong_odd", "wrong_even") if i % 2 == 0 else ("wrong_even",
-                                                                             "wrong_odd")
+        wrong_in, right_in = (
+            ("wrong_odd", "wrong_even") if i % 2 == 0 else ("wrong_even", "wrong_odd")
+        )
         assert float(rows[wrong_in][test]) == 0, (qid, rows[wrong_in])
         assert float(rows[right_in][test]) == points, (qid, rows[right_in])
 
@@ -274,8 +306,11 @@ def test_a_typical_wrong_answer_loses_exactly_its_points(graded, assignment):
 def _lost_only_first(rows, student):
     (_, _, first, points), *_ = _expected("basics")
     full = float(rows["solution"]["score"])
-    return (rows[student]["status"] == "graded" and float(rows[student][first]) == 0
-            and float(rows[student]["score"]) == full - points)
+    return (
+        rows[student]["status"] == "graded"
+        and float(rows[student][first]) == 0
+        and float(rows[student]["score"]) == full - points
+    )
 
 
 @pytest.mark.parametrize("student", sorted(IN_PROCESS))
@@ -311,15 +346,20 @@ def test_attacks_on_the_machine_change_nothing_but_their_own_score(graded):
     assert len(honest) == len(IN_PROCESS) + len(MACHINE)
     assert all(float(rows[s]["score"]) == full and rows[s]["status"] == "graded" for s in honest)
     (_, _, first, points), *_ = _expected("basics")
-    for name in ("writes_files", "leaves_process", "memory_bomb", "endless_loop",
-                 "ignores_signals"):                     # graded, and gained nothing
+    for name in (
+        "writes_files",
+        "leaves_process",
+        "memory_bomb",
+        "endless_loop",
+        "ignores_signals",
+    ):  # graded, and gained nothing
         assert rows[name]["status"] == "graded" and float(rows[name][first]) == 0, rows[name]
         assert float(rows[name]["score"]) <= full - points
-    for name in ("memory_bomb", "endless_loop"):        # no escape hatch: only that question
+    for name in ("memory_bomb", "endless_loop"):  # no escape hatch: only that question
         assert _lost_only_first(rows, name), rows[name]
     killer = rows["kills_grader"]
     assert killer["status"] == "NOT GRADED" and "grading worker" in killer["problem"]
-    for path, digest in before.items():          # no submission, source or release changed
+    for path, digest in before.items():  # no submission, source or release changed
         assert hashlib.sha256(path.read_bytes()).hexdigest() == digest, path
     assert (root / "gradebook.db").read_bytes()[:15] == b"SQLite format 3"
 
@@ -327,10 +367,13 @@ def test_attacks_on_the_machine_change_nothing_but_their_own_score(graded):
 def test_broken_submissions_are_not_graded_with_the_reason(graded):
     root, done, _ = graded["basics"]
     rows = _csv(root, "basics")
-    assert rows["edits_test"]["status"] == "NOT GRADED" and "was edited" in rows["edits_test"]["problem"]
+    assert (
+        rows["edits_test"]["status"] == "NOT GRADED"
+        and "was edited" in rows["edits_test"]["problem"]
+    )
     assert "was deleted" in rows["deletes_test"]["problem"]
     assert "not a readable notebook" in rows["corrupt"]["problem"]
-    assert rows["magic_in_answer"]["score"] == rows["solution"]["score"]    # refused, noted
+    assert rows["magic_in_answer"]["score"] == rows["solution"]["score"]  # refused, noted
     assert "%timeit" in done.stdout and "IPython syntax" in done.stdout
 
 
@@ -343,7 +386,7 @@ def test_the_gradebook_has_the_scores_and_the_secret_stays_in_the_log(graded):
         for student in ("solution", "wrong_odd", "edits_test"):
             assert gb.find_submission("basics", student).score == float(rows[student]["score"])
         flagged = gb.find_submission("basics", "edits_test").needs_manual_grade
-    assert flagged                                    # formgrader shows it needs a look
+    assert flagged  # formgrader shows it needs a look
     log = (root / "grading-log.jsonl").read_text()
     seed = str(__import__("json").loads(log.splitlines()[-1])["secret_seed"])
     with nbgrader_api(root) as api:

@@ -21,9 +21,12 @@ SECRET = "assert out.sum() == 42  # a hidden case"
 
 
 def _error(ename="AssertionError", evalue="❌ Incorrect (basics.pick_per_row): Wrong values."):
-    return new_output("error", ename=ename, evalue=evalue,
-                      traceback=["Traceback (most recent call last)", f"----> 3 {SECRET}",
-                                 f"{ename}: {evalue}"])
+    return new_output(
+        "error",
+        ename=ename,
+        evalue=evalue,
+        traceback=["Traceback (most recent call last)", f"----> 3 {SECRET}", f"{ename}: {evalue}"],
+    )
 
 
 def _test_cell(begin="### BEGIN HIDDEN TESTS", end="### END HIDDEN TESTS"):
@@ -39,8 +42,10 @@ def _run(preprocessors, nb, resources=None):
     return nb
 
 
-@pytest.mark.parametrize("begin, end", [("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"),
-                                        ("## SECRET BEGIN", "## SECRET END")])
+@pytest.mark.parametrize(
+    "begin, end",
+    [("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"), ("## SECRET BEGIN", "## SECRET END")],
+)
 @pytest.mark.parametrize("hide_first", [True, False], ids=["hide-then-clear", "clear-then-hide"])
 def test_no_hidden_line_survives_in_either_order_and_with_any_markers(begin, end, hide_first):
     config = Config()
@@ -50,10 +55,11 @@ def test_no_hidden_line_survives_in_either_order_and_with_any_markers(begin, end
     nb = new_notebook(cells=[_test_cell(begin, end)])
     nb = _run([hide, clear] if hide_first else [clear, hide], nb)
     cell = nb.cells[0]
-    assert SECRET not in cell.source                          # ClearHiddenTests' own job
-    assert SECRET not in json.dumps(cell.outputs)             # ours: the traceback is gone
+    assert SECRET not in cell.source  # ClearHiddenTests' own job
+    assert SECRET not in json.dumps(cell.outputs)  # ours: the traceback is gone
     assert cell.outputs[0]["traceback"] == [
-        "AssertionError: ❌ Incorrect (basics.pick_per_row): Wrong values."]
+        "AssertionError: ❌ Incorrect (basics.pick_per_row): Wrong values."
+    ]
 
 
 def test_only_test_cells_lose_their_traceback():
@@ -73,19 +79,35 @@ def test_run_all_tags_answer_and_test_cells_only_and_once():
     text = create_regular_cell("Some text", "markdown")
     nb = _run([RunAllShowsEveryVerdict()], new_notebook(cells=[answer, test, setup, text]))
     assert [c.metadata.get("tags") for c in nb.cells] == [
-        ["raises-exception"], ["raises-exception"], None, None]
+        ["raises-exception"],
+        ["raises-exception"],
+        None,
+        None,
+    ]
 
 
 def test_referee_verdicts_become_the_test_cells_outputs(tmp_path):
     verdicts = tmp_path / "verdicts.json"
-    verdicts.write_text(json.dumps({"ann": {
-        "a": {"passed": True, "message": "✅ Correct (q.a): All 3 test cases pass."},
-        "b": {"passed": False, "message": "❌ Incorrect (q.b): Wrong shape.\n  case: x"}}}))
+    verdicts.write_text(
+        json.dumps(
+            {
+                "ann": {
+                    "a": {"passed": True, "message": "✅ Correct (q.a): All 3 test cases pass."},
+                    "b": {
+                        "passed": False,
+                        "message": "❌ Incorrect (q.b): Wrong shape.\n  case: x",
+                    },
+                }
+            }
+        )
+    )
     cells = [create_grade_cell("check a", "code", gid, 1) for gid in ("a", "b", "c")]
     pre = RefereeVerdicts(verdicts_file=str(verdicts))
     nb = _run([pre], new_notebook(cells=cells), {"nbgrader": {"student": "ann"}})
     a, b, c = (cell.outputs[0] for cell in nb.cells)
     assert a["output_type"] == "stream" and a["text"].startswith("✅ Correct (q.a)")
-    assert b["output_type"] == "error" and b["traceback"] == ["❌ Incorrect (q.b): Wrong shape.",
-                                                              "  case: x"]
+    assert b["output_type"] == "error" and b["traceback"] == [
+        "❌ Incorrect (q.b): Wrong shape.",
+        "  case: x",
+    ]
     assert c["output_type"] == "error" and c["evalue"] == "This question was not graded."

@@ -29,7 +29,9 @@ def conda_deps():
         name, spec = re.match(r"([A-Za-z0-9_.-]+)\s*(.*)", item).groups()
         if name in ("python", "pip"):
             continue
-        deps[CONDA_TO_PIP.get(name, name).lower()] = str(Requirement("x" + spec.replace(" ", "")).specifier)
+        deps[CONDA_TO_PIP.get(name, name).lower()] = str(
+            Requirement("x" + spec.replace(" ", "")).specifier
+        )
     return deps
 
 
@@ -49,13 +51,19 @@ def test_notebooks_use_public_names_only():
     """Lectures, solutions and exercises (every edition) import the package's public names."""
     private = re.compile(r"\bgather_course(?:\.\w+)*\._\w|\bfrom \.|\b_check\b|\b_grading\b")
     offenders = []
-    paths = [p for top in ("notebooks", "solutions", "exercises", "zh")
-             for p in sorted((ROOT / top).glob("**/*.ipynb")) if ".ipynb_checkpoints" not in p.parts]
+    paths = [
+        p
+        for top in ("notebooks", "solutions", "exercises", "zh")
+        for p in sorted((ROOT / top).glob("**/*.ipynb"))
+        if ".ipynb_checkpoints" not in p.parts
+    ]
     assert len(paths) >= 18
     for path in paths:
         for i, cell in enumerate(nbformat.read(path, 4).cells):
             if cell.cell_type == "code" and private.search(cell.source):
-                offenders.append(f"{path.relative_to(ROOT)} cell {i}: {private.search(cell.source)[0]}")
+                offenders.append(
+                    f"{path.relative_to(ROOT)} cell {i}: {private.search(cell.source)[0]}"
+                )
     assert not offenders, offenders
 
 
@@ -69,7 +77,7 @@ def test_public_api_is_small_and_explicit():
 def test_library_never_prints_results_or_shows_plots():
     for path in (ROOT / "gather_course").rglob("*.py"):
         if path.name == "cli.py":
-            continue                                 # the command line talks to a terminal
+            continue  # the command line talks to a terminal
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call):
                 f = node.func
@@ -91,7 +99,9 @@ def test_lecture_notebooks_are_stored_executed_and_clean():
         for cell in code:
             assert "execution" not in cell.metadata, f"{path.name}: timing metadata stored"
             for out in cell.outputs:
-                assert out.output_type != "error" or "raises-exception" in cell.metadata.get("tags", [])
+                assert out.output_type != "error" or "raises-exception" in cell.metadata.get(
+                    "tags", []
+                )
         text = path.read_text()
         assert "device='cuda" not in text, f"{path.name}: stored from a GPU run"
         assert not re.search(r"0x[0-9a-f]{8,}", text), f"{path.name}: memory address in outputs"
@@ -99,16 +109,22 @@ def test_lecture_notebooks_are_stored_executed_and_clean():
 
 def test_notebooks_import_the_package_rather_than_copying_it():
     for path in notebooks():
-        src = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells
-                        if c.cell_type == "code")
+        src = "\n".join(
+            c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"
+        )
         assert "from gather_course import" in src
         assert "def gather_reference" not in src and "def diagnose" not in src
         assert "import *" not in src and "!wget" not in src
 
 
-LECTURES = {"01_basic_formula": "basics", "02_nlp_label_scores": "nlp",
-            "03_pixel_indexing": "vision", "04_topk_patch_selection": "topk",
-            "05_mae_random_masking": "mae", "06_gather_and_friends": "friends"}
+LECTURES = {
+    "01_basic_formula": "basics",
+    "02_nlp_label_scores": "nlp",
+    "03_pixel_indexing": "vision",
+    "04_topk_patch_selection": "topk",
+    "05_mae_random_masking": "mae",
+    "06_gather_and_friends": "friends",
+}
 
 
 def test_six_lectures_each_with_your_turn_cells_a_summary_and_its_graded_exercise():
@@ -130,7 +146,12 @@ def test_only_timing_cells_are_left_out_of_the_output_comparison():
             if cell.cell_type != "code":
                 continue
             ignored = "nbval-ignore-output" in cell.metadata.get("tags", [])
-            times = bool(re.search(r"benchmark\.Timer|time\.(time|perf_counter)\(|"
-                                   r"\b(compare|measure|run_suite)\(", cell.source))
+            times = bool(
+                re.search(
+                    r"benchmark\.Timer|time\.(time|perf_counter)\(|"
+                    r"\b(compare|measure|run_suite)\(",
+                    cell.source,
+                )
+            )
             assert ignored == times, f"{path.name}: {cell.source[:60]!r}"
             assert ignored == cell.source.startswith("# timing"), path.name

@@ -26,6 +26,7 @@ from ._cases import Case
 if TYPE_CHECKING:
     from ._question import Question
 
+
 class Tier(str, Enum):
     """What a check found. A check looks in this order and reports the first failure.
 
@@ -52,9 +53,12 @@ class Tier(str, Enum):
 
     __format__ = str.__format__
 
-OPS_GROW = ("Your values are right, but the number of tensor operations grows with the input "
-            "size, which means a Python loop over elements. Replace the loop by whole-tensor "
-            "operations (gather, indexing).")
+
+OPS_GROW = (
+    "Your values are right, but the number of tensor operations grows with the input "
+    "size, which means a Python loop over elements. Replace the loop by whole-tensor "
+    "operations (gather, indexing)."
+)
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -83,8 +87,13 @@ class CheckResult:
 
     @property
     def _verdict(self) -> str:
-        return ("Correct" if self.passed else
-                "Not attempted yet" if self.tier == Tier.NOT_ATTEMPTED else "Incorrect")
+        return (
+            "Correct"
+            if self.passed
+            else "Not attempted yet"
+            if self.tier == Tier.NOT_ATTEMPTED
+            else "Incorrect"
+        )
 
     def __str__(self) -> str:
         mark = "✅" if self.passed else "❌"
@@ -116,7 +125,8 @@ class CheckResult:
         if self._pair is None:
             raise GatherCourseError(
                 "nothing to draw: draw() shows wrong values, and this result is "
-                + ("a pass." if self.passed else f"about something else ({self.tier})."))
+                + ("a pass." if self.passed else f"about something else ({self.tier}).")
+            )
         name, expected, got = self._pair
         return _draw_expected_vs_got(name, expected, got, ax=ax)
 
@@ -139,7 +149,7 @@ class _CheckFailed(AssertionError):
         super().__init__("\n" + str(result))
         self.result = result
 
-    def _render_traceback_(self) -> list[str]:       # IPython's hook for custom tracebacks
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for custom tracebacks
         first, *rest = str(self.result).splitlines()
         return [f"\x1b[1;31m{first}\x1b[0m", *rest]
 
@@ -150,20 +160,29 @@ def _md_value(v: str) -> str:
 
 
 class _Failure(Exception):
-    def __init__(self, tier: str, headline: str, details: list[tuple[str, str]] | None = None,
-                 pair: tuple[str, torch.Tensor, torch.Tensor] | None = None):
+    def __init__(
+        self,
+        tier: str,
+        headline: str,
+        details: list[tuple[str, str]] | None = None,
+        pair: tuple[str, torch.Tensor, torch.Tensor] | None = None,
+    ):
         super().__init__(headline)
         self.tier, self.headline, self.details = tier, headline, details or []
-        self.pair = pair          # (name, expected, got) of wrong values, for draw()
+        self.pair = pair  # (name, expected, got) of wrong values, for draw()
 
     def result(self, q: Question) -> CheckResult:
         """The failed CheckResult, with the advice every check and grade gives."""
-        advice = ("" if self.tier == Tier.NOT_ATTEMPTED else
-                  f"Stuck? exercise({q.qid!r}).hint() gives a hint.")
+        advice = (
+            ""
+            if self.tier == Tier.NOT_ATTEMPTED
+            else f"Stuck? exercise({q.qid!r}).hint() gives a hint."
+        )
         if self.pair is not None:
             advice += f" `.check({q.name}).draw()` draws the expected values next to yours."
-        return CheckResult(q.qid, False, self.tier, self.headline, self.details, advice,
-                           _pair=self.pair)
+        return CheckResult(
+            q.qid, False, self.tier, self.headline, self.details, advice, _pair=self.pair
+        )
 
 
 class _OpCounter(TorchDispatchMode):
@@ -189,10 +208,9 @@ def _clone(value: Any) -> Any:
     """A copy of a tensor with the same strides (a non-contiguous input stays non-contiguous)."""
     if not isinstance(value, torch.Tensor):
         return value
-    if 0 in value.stride():                  # an expanded view: a plain copy will do
+    if 0 in value.stride():  # an expanded view: a plain copy will do
         return value.detach().clone()
-    copy = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype,
-                               device=value.device)
+    copy = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=value.device)
     return copy.copy_(value.detach())
 
 
@@ -201,14 +219,19 @@ def _to(value: Any, device: torch.device) -> Any:
 
 
 def _shapes(case: Case) -> str:
-    return ", ".join(f"{k}: {fmt_shape(v) if isinstance(v, torch.Tensor) else repr(v)}"
-                     for k, v in case.inputs.items())
+    return ", ".join(
+        f"{k}: {fmt_shape(v) if isinstance(v, torch.Tensor) else repr(v)}"
+        for k, v in case.inputs.items()
+    )
 
 
 def _learner_line(exc: BaseException) -> str:
     """The innermost line of the learner's own code in the traceback, if any."""
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not f.filename.startswith(_PACKAGE_DIR) and "/torch/" not in f.filename]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith(_PACKAGE_DIR) and "/torch/" not in f.filename
+    ]
     if not frames:
         return ""
     f = frames[-1]
@@ -224,8 +247,8 @@ class Outcome:
     """
 
     value: Any = None
-    error: dict[str, Any] | None = None       # type, message, where, not_implemented
-    after: tuple[Any, ...] | None = None      # the inputs after the call
+    error: dict[str, Any] | None = None  # type, message, where, not_implemented
+    after: tuple[Any, ...] | None = None  # the inputs after the call
     ops: dict[str, int] | None = None
 
 
@@ -239,8 +262,12 @@ class Opaque:
 
 def _describe(exc: BaseException) -> dict[str, Any]:
     text = str(exc).strip().splitlines()
-    return {"type": type(exc).__name__, "message": text[0] if text else "",
-            "where": _learner_line(exc), "not_implemented": isinstance(exc, NotImplementedError)}
+    return {
+        "type": type(exc).__name__,
+        "message": text[0] if text else "",
+        "where": _learner_line(exc),
+        "not_implemented": isinstance(exc, NotImplementedError),
+    }
 
 
 def _outcome(fn: Callable, case: Case) -> Outcome:
@@ -248,7 +275,7 @@ def _outcome(fn: Callable, case: Case) -> Outcome:
         return Outcome(value=fn(*case.inputs.values()))
     except Exception as exc:  # noqa: BLE001 - any error in learner code is feedback
         error = _describe(exc)
-        if not error["not_implemented"]:          # which rule of gather broke, if one did
+        if not error["not_implemented"]:  # which rule of gather broke, if one did
             error["gather"] = _gather_failure(fn, [_clone(v) for v in case.inputs.values()])
         return Outcome(error=error)
 
@@ -258,21 +285,30 @@ def _raise_for_error(case: Case, outcome: Outcome) -> None:
     if error is None:
         return
     if error.get("not_implemented"):
-        raise _Failure(Tier.NOT_ATTEMPTED, "Your function still raises NotImplementedError: "
-                       "replace the `raise NotImplementedError()` line with your code.")
-    if error.get("type") == "TookTooLong":              # stopped by the grading worker
-        raise _Failure(Tier.EXCEPTION, f"Your function did not finish: {error['message']} "
-                       "(an endless loop?).", [("case", case.label), ("inputs", _shapes(case))])
+        raise _Failure(
+            Tier.NOT_ATTEMPTED,
+            "Your function still raises NotImplementedError: "
+            "replace the `raise NotImplementedError()` line with your code.",
+        )
+    if error.get("type") == "TookTooLong":  # stopped by the grading worker
+        raise _Failure(
+            Tier.EXCEPTION,
+            f"Your function did not finish: {error['message']} (an endless loop?).",
+            [("case", case.label), ("inputs", _shapes(case))],
+        )
     details = [("case", case.label), ("inputs", _shapes(case))]
     if error.get("where"):
         details.append(("where", error["where"]))
     gather = error.get("gather") or []
-    if len(gather) == 3:                      # diagnose's verdict on the gather torch refused
+    if len(gather) == 3:  # diagnose's verdict on the gather torch refused
         details += [("your call", gather[0]), ("broken rule", gather[1]), ("fix", gather[2])]
     message = error["message"].rstrip()
     message += "" if message.endswith((".", "!", "?", ")")) or not message else "."
-    raise _Failure(Tier.EXCEPTION, f"Your function raised {error['type']}"
-                   + (f": {message}" if message else "."), details)
+    raise _Failure(
+        Tier.EXCEPTION,
+        f"Your function raised {error['type']}" + (f": {message}" if message else "."),
+        details,
+    )
 
 
 def _call(fn: Callable, case: Case) -> Any:
@@ -285,8 +321,11 @@ def judge_case(q: Question, case: Case, outcome: Outcome) -> None:
     """Raise the first failure of one case's outcome: error, changed inputs, type, shape..."""
     cpu_inputs = {k: _to(_clone(v), torch.device("cpu")) for k, v in case.inputs.items()}
     expected = q.spec(*cpu_inputs.values())
-    expected = (tuple(_to(e, case.device) for e in expected)
-                if isinstance(expected, tuple) else _to(expected, case.device))
+    expected = (
+        tuple(_to(e, case.device) for e in expected)
+        if isinstance(expected, tuple)
+        else _to(expected, case.device)
+    )
     _raise_for_error(case, outcome)
     if outcome.after is not None:
         _check_inputs_unchanged(case, dict(zip(case.inputs, outcome.after)))
@@ -299,46 +338,74 @@ def _compare(q: Question, case: Case, expected: Any, got: Any) -> None:
         expected, got_items = (expected,), (got,)
     else:
         if not isinstance(got, (tuple, list)) or len(got) != len(names):
-            raise _Failure(Tier.WRONG_TYPE, f"Expected a tuple of {len(names)} tensors "
-                           f"({', '.join(names)}), got {type_name(got)}.",
-                           [("case", case.label), ("inputs", _shapes(case))])
+            raise _Failure(
+                Tier.WRONG_TYPE,
+                f"Expected a tuple of {len(names)} tensors "
+                f"({', '.join(names)}), got {type_name(got)}.",
+                [("case", case.label), ("inputs", _shapes(case))],
+            )
         got_items = tuple(got)
     for which, (name, exp, out) in enumerate(zip(names, expected, got_items)):
         _compare_one(q, case, which, name, exp, out)
 
 
-def _compare_one(q: Question, case: Case, which: int, name: str,
-                 exp: torch.Tensor, out: Any) -> None:
+def _compare_one(
+    q: Question, case: Case, which: int, name: str, exp: torch.Tensor, out: Any
+) -> None:
     base = [("case", case.label), ("inputs", _shapes(case))]
     if isinstance(out, Opaque):
         if out.subclass:
-            raise _Failure(Tier.WRONG_TYPE, f"Expected `{name}` to be a plain torch.Tensor, got "
-                           f"{out.text}. Return an ordinary tensor.", base)
-        raise _Failure(Tier.WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {out.text}.", base)
+            raise _Failure(
+                Tier.WRONG_TYPE,
+                f"Expected `{name}` to be a plain torch.Tensor, got "
+                f"{out.text}. Return an ordinary tensor.",
+                base,
+            )
+        raise _Failure(
+            Tier.WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {out.text}.", base
+        )
     if not isinstance(out, torch.Tensor):
         tip = " Did you forget `return`?" if out is None else ""
-        raise _Failure(Tier.WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {type_name(out)}.{tip}",
-                       base)
-    if type(out) is not torch.Tensor:      # a subclass could override == and fake the values
-        raise _Failure(Tier.WRONG_TYPE, f"Expected `{name}` to be a plain torch.Tensor, got the subclass "
-                       f"{type(out).__name__}. Return an ordinary tensor.", base)
+        raise _Failure(
+            Tier.WRONG_TYPE,
+            f"Expected `{name}` to be a torch.Tensor, got {type_name(out)}.{tip}",
+            base,
+        )
+    if type(out) is not torch.Tensor:  # a subclass could override == and fake the values
+        raise _Failure(
+            Tier.WRONG_TYPE,
+            f"Expected `{name}` to be a plain torch.Tensor, got the subclass "
+            f"{type(out).__name__}. Return an ordinary tensor.",
+            base,
+        )
     if out.shape != exp.shape:
-        raise _Failure(Tier.WRONG_SHAPE, f"Expected `{name}` of shape {list(exp.shape)}, got "
-                       f"{list(out.shape)}.{_shape_tip(exp.shape, out.shape)}", base)
+        raise _Failure(
+            Tier.WRONG_SHAPE,
+            f"Expected `{name}` of shape {list(exp.shape)}, got "
+            f"{list(out.shape)}.{_shape_tip(exp.shape, out.shape)}",
+            base,
+        )
     allowed = q.dtypes.get(name, (exp.dtype,))
     if out.dtype not in allowed:
         want = " or ".join(str(d).replace("torch.", "") for d in allowed)
-        raise _Failure(Tier.WRONG_DTYPE, f"Expected `{name}` of dtype {want}, got "
-                       f"{str(out.dtype).replace('torch.', '')}.", base)
+        raise _Failure(
+            Tier.WRONG_DTYPE,
+            f"Expected `{name}` of dtype {want}, got {str(out.dtype).replace('torch.', '')}.",
+            base,
+        )
     if out.device != exp.device:
-        raise _Failure(Tier.WRONG_DEVICE, f"Expected `{name}` on {exp.device} like the inputs, "
-                       f"got {out.device}. Create new tensors with device=... of an input.", base)
+        raise _Failure(
+            Tier.WRONG_DEVICE,
+            f"Expected `{name}` on {exp.device} like the inputs, "
+            f"got {out.device}. Create new tensors with device=... of an input.",
+            base,
+        )
     if q.verify is not None:
         problem = q.verify(case.inputs, out)
         if problem:
             raise _Failure(Tier.WRONG_VALUES, problem[0], base + problem[1])
         return
-    e, o = exp.detach().cpu(), out.detach().cpu().to(exp.dtype)   # dtype already accepted
+    e, o = exp.detach().cpu(), out.detach().cpu().to(exp.dtype)  # dtype already accepted
     if e.is_floating_point() or e.is_complex():
         good = torch.isclose(o, e, rtol=q.rtol, atol=q.atol, equal_nan=True)
     else:
@@ -348,28 +415,46 @@ def _compare_one(q: Question, case: Case, which: int, name: str,
     bad = (~good).nonzero()
     pos = tuple(int(p) for p in bad[0]) if bad.numel() else ()
     count, total = int((~good).sum()), good.numel()
-    details = base + [
-        ("first wrong element", f"{name}[{', '.join(map(str, pos))}]"),
-        ("expected", fmt_value(e[pos])), ("got", fmt_value(o[pos])),
-    ] + ([("formula", q.formula(case.inputs, which, pos))] if q.formula else [])
+    details = (
+        base
+        + [
+            ("first wrong element", f"{name}[{', '.join(map(str, pos))}]"),
+            ("expected", fmt_value(e[pos])),
+            ("got", fmt_value(o[pos])),
+        ]
+        + ([("formula", q.formula(case.inputs, which, pos))] if q.formula else [])
+    )
     details += _traced(case, name, e, o, bad)
-    raise _Failure(Tier.WRONG_VALUES, f"{count} of the {total} values of `{name}` are wrong.",
-                   details, pair=(name, e, o))
+    raise _Failure(
+        Tier.WRONG_VALUES,
+        f"{count} of the {total} values of `{name}` are wrong.",
+        details,
+        pair=(name, e, o),
+    )
 
 
-def _traced(case: Case, name: str, e: torch.Tensor, o: torch.Tensor,
-            bad: torch.Tensor) -> list[tuple[str, str]]:
+def _traced(
+    case: Case, name: str, e: torch.Tensor, o: torch.Tensor, bad: torch.Tensor
+) -> list[tuple[str, str]]:
     """Where the wrong values came from: a shift of the whole output, or the input elements
     that the first wrong value and its expected value were copied from."""
     shift = _output_shift(e, o)
     if shift:
         d, s = shift
-        return [("shift", f"Your `{name}` is the expected result shifted by {abs(s)} along "
-                          f"dim {d}: each value sits {abs(s)} place{'s' * (abs(s) > 1)} "
-                          f"{'before' if s > 0 else 'after'} where it belongs. An off-by-one "
-                          "in the index?")]
-    sources = {k: v.detach().cpu() for k, v in case.inputs.items()
-               if isinstance(v, torch.Tensor) and v.dim() and v.dtype != torch.bool}
+        return [
+            (
+                "shift",
+                f"Your `{name}` is the expected result shifted by {abs(s)} along "
+                f"dim {d}: each value sits {abs(s)} place{'s' * (abs(s) > 1)} "
+                f"{'before' if s > 0 else 'after'} where it belongs. An off-by-one "
+                "in the index?",
+            )
+        ]
+    sources = {
+        k: v.detach().cpu()
+        for k, v in case.inputs.items()
+        if isinstance(v, torch.Tensor) and v.dim() and v.dtype != torch.bool
+    }
     pos = tuple(int(p) for p in bad[0])
     got, want = _source(sources, o[pos]), _source(sources, e[pos])
     if not (got and want):
@@ -388,10 +473,15 @@ def _traced(case: Case, name: str, e: torch.Tensor, o: torch.Tensor,
         (move,) = moves
         if len(move) == 1:
             d, s = move[0]
-            out.append(("shift", f"Every wrong value comes from {abs(s)} place"
-                                 f"{'s' * (abs(s) > 1)} {'further' if s > 0 else 'earlier'} "
-                                 f"along dim {d} of `{got[0]}` than it should: an off-by-one "
-                                 "in the index?"))
+            out.append(
+                (
+                    "shift",
+                    f"Every wrong value comes from {abs(s)} place"
+                    f"{'s' * (abs(s) > 1)} {'further' if s > 0 else 'earlier'} "
+                    f"along dim {d} of `{got[0]}` than it should: an off-by-one "
+                    "in the index?",
+                )
+            )
     return out
 
 
@@ -420,10 +510,16 @@ def _output_shift(e: torch.Tensor, o: torch.Tensor) -> tuple[int, int] | None:
         for s in (1, -1, 2, -2):
             if n - abs(s) < 2:
                 continue
-            a, b = (o.narrow(d, 0, n - s), e.narrow(d, s, n - s)) if s > 0 else \
-                   (o.narrow(d, -s, n + s), e.narrow(d, 0, n + s))
-            if a.numel() and bool((a == b).all()) and not bool((a == e.narrow(
-                    d, 0 if s > 0 else -s, n - abs(s))).all()):
+            a, b = (
+                (o.narrow(d, 0, n - s), e.narrow(d, s, n - s))
+                if s > 0
+                else (o.narrow(d, -s, n + s), e.narrow(d, 0, n + s))
+            )
+            if (
+                a.numel()
+                and bool((a == b).all())
+                and not bool((a == e.narrow(d, 0 if s > 0 else -s, n - abs(s))).all())
+            ):
                 return d, s
     return None
 
@@ -442,12 +538,18 @@ def _check_inputs_unchanged(case: Case, after: dict[str, Any]) -> None:
     for name, value in case.inputs.items():
         now = after.get(name)
         if isinstance(value, torch.Tensor) and not (
-                type(now) is torch.Tensor and now.shape == value.shape
-                and now.dtype == value.dtype and torch.equal(value.cpu(), now.cpu())):
-            raise _Failure(Tier.MUTATED, f"Your function changed its input `{name}` in place. "
-                           "Work on new tensors (e.g. use scatter instead of scatter_, or "
-                           "clone first): the caller's data must stay as it was.",
-                           [("case", case.label), ("inputs", _shapes(case))])
+            type(now) is torch.Tensor
+            and now.shape == value.shape
+            and now.dtype == value.dtype
+            and torch.equal(value.cpu(), now.cpu())
+        ):
+            raise _Failure(
+                Tier.MUTATED,
+                f"Your function changed its input `{name}` in place. "
+                "Work on new tensors (e.g. use scatter instead of scatter_, or "
+                "clone first): the caller's data must stay as it was.",
+                [("case", case.label), ("inputs", _shapes(case))],
+            )
 
 
 def _check_rules(q: Question, fn: Callable, case: Case) -> None:
@@ -457,12 +559,18 @@ def _check_rules(q: Question, fn: Callable, case: Case) -> None:
         _call(fn, case)
     used = [op for op in q.forbid if counter.ops.get(op)]
     if used:
-        raise _Failure(Tier.RULES, f"Your values are right, but this question asks you not to use "
-                       f"{q.forbidden_text}: your function ran `{used[0]}`.")
+        raise _Failure(
+            Tier.RULES,
+            f"Your values are right, but this question asks you not to use "
+            f"{q.forbidden_text}: your function ran `{used[0]}`.",
+        )
     missing = [op for op in q.require if not counter.ops.get(op)]
     if missing:
-        raise _Failure(Tier.RULES, f"Your values are right, but this question asks you to use "
-                       f"{q.required_text}: your function never ran `{missing[0]}`.")
+        raise _Failure(
+            Tier.RULES,
+            f"Your values are right, but this question asks you to use "
+            f"{q.required_text}: your function never ran `{missing[0]}`.",
+        )
 
 
 def _count_ops(fn: Callable, case: Case) -> int:
@@ -477,19 +585,28 @@ def _check_vectorized(q: Question, fn: Callable, gen: torch.Generator) -> None:
     small, big = (q.build(gen, sizes) for sizes in q.scaling)
     n_small, n_big = _count_ops(fn, small), _count_ops(fn, big)
     if n_big > n_small:
-        raise _Failure(Tier.NOT_VECTORIZED, OPS_GROW,
-                       [("small input", f"{_shapes(small)}: {n_small} operations"),
-                        ("larger input", f"{_shapes(big)}: {n_big} operations")])
+        raise _Failure(
+            Tier.NOT_VECTORIZED,
+            OPS_GROW,
+            [
+                ("small input", f"{_shapes(small)}: {n_small} operations"),
+                ("larger input", f"{_shapes(big)}: {n_big} operations"),
+            ],
+        )
 
 
 def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
     if not callable(fn):
-        hint = (" It looks like you passed the result of calling your function; pass the "
-                "function itself, without parentheses." if isinstance(fn, (torch.Tensor, tuple))
-                else "")
+        hint = (
+            " It looks like you passed the result of calling your function; pass the "
+            "function itself, without parentheses."
+            if isinstance(fn, (torch.Tensor, tuple))
+            else ""
+        )
         raise GatherCourseError(
             f"check() expects your function, e.g. exercise({q.qid!r}).check({q.name}); "
-            f"got {type_name(fn)}.{hint}")
+            f"got {type_name(fn)}.{hint}"
+        )
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise GatherCourseError(f"seed must be an int, got {type_name(seed)}.")
     gen = torch.Generator().manual_seed(seed)
@@ -509,6 +626,9 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
         return failure.result(q)
     devices = sorted({str(c.device) for c in cases})
     labels = list(dict.fromkeys(c.label for c in cases))
-    return CheckResult(q.qid, True, Tier.PASSED,
-                       f"All {len(cases)} test cases pass ({', '.join(labels)}; "
-                       f"on {', '.join(devices)}).")
+    return CheckResult(
+        q.qid,
+        True,
+        Tier.PASSED,
+        f"All {len(cases)} test cases pass ({', '.join(labels)}; on {', '.join(devices)}).",
+    )
