@@ -378,6 +378,46 @@ def assert_no_library_frames(text: str, where: str) -> None:
     assert not shown, f"{where} shows the course's own frames ({shown}):\n{text}"
 
 
+def validate_shows_the_verdict_first(nb: Notebook, verdict: str) -> None:
+    """Save, press the toolbar's Validate, and read nbgrader's Validation Results dialog:
+    ``verdict`` is there, in view without scrolling, and no library frame is shown."""
+    page = nb.page
+    page.keyboard.press("Control+s")
+    page.wait_for_function("() => !document.querySelector('.jp-mod-current.jp-mod-dirty')")
+    page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate").click()
+    dialog = page.locator(".jp-Dialog", has_text="Validation Results")
+    dialog.wait_for(timeout=180_000)  # validate runs the whole notebook in a new kernel
+    where = page.evaluate(
+        """verdict => {
+            const body = document.querySelector('.jp-Dialog .jp-Dialog-body');
+            const walker = document.createTreeWalker(body, NodeFilter.SHOW_TEXT);
+            for (let node; (node = walker.nextNode());) {
+                const k = node.textContent.indexOf(verdict);
+                if (k < 0) continue;
+                const range = document.createRange();
+                range.setStart(node, k);
+                range.setEnd(node, k + verdict.length);
+                const r = range.getBoundingClientRect(), b = body.getBoundingClientRect();
+                return {top: r.top, bottom: r.bottom, boxTop: b.top,
+                        boxBottom: Math.min(b.bottom, window.innerHeight),
+                        scrolled: body.scrollTop};
+            }
+            return null;
+        }""",
+        verdict,
+    )
+    text = dialog.inner_text()
+    nb.shot(f"{Path(nb.rel).stem}_validate")
+    assert where is not None, f"the Validate dialog does not show {verdict!r}:\n{text}"
+    assert where["scrolled"] == 0 and where["boxTop"] <= where["top"], where
+    assert where["bottom"] <= where["boxBottom"], (
+        f"the verdict is below the dialog's fold (scrolling needed): {where}\n{text}"
+    )
+    assert_no_library_frames(text, "the Validate dialog")
+    dialog.locator(".jp-mod-accept").click()
+    dialog.wait_for(state="detached")
+
+
 # --- the tests -----------------------------------------------------------------------------
 
 LECTURE = "notebooks/01_basic_formula.ipynb"
@@ -457,6 +497,7 @@ def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
     assert FAILED.search(shown), f"the verdict does not say it failed:\n{shown}"
     assert "✅" not in shown
     assert_no_library_frames(shown, "the failed verdict")
+    validate_shows_the_verdict_first(nb, "Incorrect (basics.pick_per_row)")
 
     nb.type_into(answer, "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)")
     nb.run_cell(answer)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import collections
 import os
+import textwrap
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,8 +100,15 @@ class CheckResult:
         mark = "✅" if self.passed else "❌"
         lines = [f"{mark} {self._verdict} ({self.qid}): {self.headline}"]
         lines += [f"  {k}: {v}" for k, v in self.details]
-        if self.advice:
-            lines.append(f"  {self.advice}")
+        if self.advice:  # wrapped: a terminal or nbgrader's Validate dialog does not wrap it
+            lines += textwrap.wrap(
+                self.advice,
+                92,
+                initial_indent="  ",
+                subsequent_indent="  ",
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
         return "\n".join(lines)
 
     __repr__ = __str__
