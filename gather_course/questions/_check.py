@@ -19,6 +19,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from .._errors import GatherCourseError
+from .._i18n import N_, _
 from .._text import fmt_shape, fmt_value, type_name
 from ..device import default_device
 from ..diagnose import _gather_failure
@@ -55,6 +56,24 @@ class Tier(str, Enum):
     __format__ = str.__format__
 
 
+# The labels of a result's details, kept in English in the result and shown translated.
+_LABELS = (
+    N_("case"),
+    N_("inputs"),
+    N_("where"),
+    N_("error"),
+    N_("your call"),
+    N_("broken rule"),
+    N_("fix"),
+    N_("first wrong element"),
+    N_("expected"),
+    N_("got"),
+    N_("formula"),
+    N_("traced"),
+    N_("small input"),
+    N_("larger input"),
+)
+
 OPS_GROW = (
     "Your values are right, but the number of tensor operations grows with the input "
     "size, which means a Python loop over elements. Replace the loop by whole-tensor "
@@ -89,17 +108,17 @@ class CheckResult:
     @property
     def _verdict(self) -> str:
         return (
-            "Correct"
+            _("Correct")
             if self.passed
-            else "Not attempted yet"
+            else _("Not attempted yet")
             if self.tier == Tier.NOT_ATTEMPTED
-            else "Incorrect"
+            else _("Incorrect")
         )
 
     def __str__(self) -> str:
         mark = "✅" if self.passed else "❌"
         lines = [f"{mark} {self._verdict} ({self.qid}): {self.headline}"]
-        lines += [f"  {k}: {v}" for k, v in self.details]
+        lines += [f"  {_(k)}: {v}" for k, v in self.details]
         if self.advice:  # wrapped: a terminal or nbgrader's Validate dialog does not wrap it
             lines += textwrap.wrap(
                 self.advice,
@@ -118,7 +137,7 @@ class CheckResult:
         lines = [f"{icon} **{self._verdict}** (`{self.qid}`): {self.headline}"]
         if self.details:
             lines.append("")
-            lines += [f"- **{k}:** {_md_value(v)}" for k, v in self.details]
+            lines += [f"- **{_(k)}:** {_md_value(v)}" for k, v in self.details]
         if self.advice:
             lines += ["", f"*{self.advice}*"]
         return "\n".join(lines)
@@ -184,10 +203,12 @@ class _Failure(Exception):
         advice = (
             ""
             if self.tier == Tier.NOT_ATTEMPTED
-            else f"Stuck? exercise({q.qid!r}).hint() gives a hint."
+            else _("Stuck? exercise({qid!r}).hint() gives a hint.").format(qid=q.qid)
         )
         if self.pair is not None:
-            advice += f" `.check({q.name}).draw()` draws the expected values next to yours."
+            advice += " " + _(
+                "`.check({name}).draw()` draws the expected values next to yours."
+            ).format(name=q.name)
         return CheckResult(
             q.qid, False, self.tier, self.headline, self.details, advice, _pair=self.pair
         )
