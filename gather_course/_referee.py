@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from . import _scan
+from ._i18n import _
 from ._sandbox import Worker, WorkerDied
 from .questions import exercise
 from .questions._cases import Case
@@ -388,7 +389,7 @@ class Referee:
                 if sum(big.values()) > sum(small.values()):
                     raise _Failure(
                         Tier.NOT_VECTORIZED,
-                        OPS_GROW,
+                        _(OPS_GROW),
                         [
                             (
                                 "small input",

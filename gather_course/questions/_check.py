@@ -74,7 +74,7 @@ _LABELS = (
     N_("larger input"),
 )
 
-OPS_GROW = (
+OPS_GROW = N_(  # translated where it is raised: _(OPS_GROW)
     "Your values are right, but the number of tensor operations grows with the input "
     "size, which means a Python loop over elements. Replace the loop by whole-tensor "
     "operations (gather, indexing)."
@@ -316,13 +316,17 @@ def _raise_for_error(case: Case, outcome: Outcome) -> None:
     if error.get("not_implemented"):
         raise _Failure(
             Tier.NOT_ATTEMPTED,
-            "Your function still raises NotImplementedError: "
-            "replace the `raise NotImplementedError()` line with your code.",
+            _(
+                "Your function still raises NotImplementedError: "
+                "replace the `raise NotImplementedError()` line with your code."
+            ),
         )
     if error.get("type") == "TookTooLong":  # stopped by the grading worker
         raise _Failure(
             Tier.EXCEPTION,
-            f"Your function did not finish: {error['message']} (an endless loop?).",
+            _("Your function did not finish: {why} (an endless loop?).").format(
+                why=error["message"]
+            ),
             [("case", case.label), ("inputs", _shapes(case))],
         )
     details = [("case", case.label), ("inputs", _shapes(case))]
@@ -335,7 +339,11 @@ def _raise_for_error(case: Case, outcome: Outcome) -> None:
     message += "" if message.endswith((".", "!", "?", ")")) or not message else "."
     raise _Failure(
         Tier.EXCEPTION,
-        f"Your function raised {error['type']}" + (f": {message}" if message else "."),
+        (
+            _("Your function raised {error}: {message}")
+            if message
+            else _("Your function raised {error}.")
+        ).format(error=error["type"], message=message),
         details,
     )
 
@@ -410,8 +418,10 @@ def _compare_one(
     if out.shape != exp.shape:
         raise _Failure(
             Tier.WRONG_SHAPE,
-            f"Expected `{name}` of shape {list(exp.shape)}, got "
-            f"{list(out.shape)}.{_shape_tip(exp.shape, out.shape)}",
+            _("Expected `{name}` of shape {want}, got {got}.").format(
+                name=name, want=list(exp.shape), got=list(out.shape)
+            )
+            + _shape_tip(exp.shape, out.shape),
             base,
         )
     allowed = q.dtypes.get(name, (exp.dtype,))
@@ -419,7 +429,9 @@ def _compare_one(
         want = " or ".join(str(d).replace("torch.", "") for d in allowed)
         raise _Failure(
             Tier.WRONG_DTYPE,
-            f"Expected `{name}` of dtype {want}, got {str(out.dtype).replace('torch.', '')}.",
+            _("Expected `{name}` of dtype {want}, got {got}.").format(
+                name=name, want=want, got=str(out.dtype).replace("torch.", "")
+            ),
             base,
         )
     if out.device != exp.device:
@@ -456,7 +468,9 @@ def _compare_one(
     details += _traced(case, name, e, o, bad)
     raise _Failure(
         Tier.WRONG_VALUES,
-        f"{count} of the {total} values of `{name}` are wrong.",
+        _("{count} of the {total} values of `{name}` are wrong.").format(
+            count=count, total=total, name=name
+        ),
         details,
         pair=(name, e, o),
     )
@@ -555,11 +569,11 @@ def _output_shift(e: torch.Tensor, o: torch.Tensor) -> tuple[int, int] | None:
 
 def _shape_tip(want: torch.Size, got: torch.Size) -> str:
     if tuple(got) == tuple(want) + (1,):
-        return " It has an extra trailing dim of size 1: a missing .squeeze(-1)?"
+        return " " + _("It has an extra trailing dim of size 1: a missing .squeeze(-1)?")
     if tuple(got[:-1]) == tuple(want) or (len(got) == len(want) + 1 and 1 in got):
-        return " It has an extra dim of size 1: squeeze it away."
+        return " " + _("It has an extra dim of size 1: squeeze it away.")
     if len(got) == len(want) and sorted(got) == sorted(want):
-        return " Same sizes in another order: check which dim you gathered along."
+        return " " + _("Same sizes in another order: check which dim you gathered along.")
     return ""
 
 
@@ -574,9 +588,11 @@ def _check_inputs_unchanged(case: Case, after: dict[str, Any]) -> None:
         ):
             raise _Failure(
                 Tier.MUTATED,
-                f"Your function changed its input `{name}` in place. "
-                "Work on new tensors (e.g. use scatter instead of scatter_, or "
-                "clone first): the caller's data must stay as it was.",
+                _(
+                    "Your function changed its input `{name}` in place. "
+                    "Work on new tensors (e.g. use scatter instead of scatter_, or "
+                    "clone first): the caller's data must stay as it was."
+                ).format(name=name),
                 [("case", case.label), ("inputs", _shapes(case))],
             )
 
@@ -590,15 +606,19 @@ def _check_rules(q: Question, fn: Callable, case: Case) -> None:
     if used:
         raise _Failure(
             Tier.RULES,
-            f"Your values are right, but this question asks you not to use "
-            f"{q.forbidden_text}: your function ran `{used[0]}`.",
+            _(
+                "Your values are right, but this question asks you not to use "
+                "{rule}: your function ran `{op}`."
+            ).format(rule=q.forbidden_text, op=used[0]),
         )
     missing = [op for op in q.require if not counter.ops.get(op)]
     if missing:
         raise _Failure(
             Tier.RULES,
-            f"Your values are right, but this question asks you to use "
-            f"{q.required_text}: your function never ran `{missing[0]}`.",
+            _(
+                "Your values are right, but this question asks you to use "
+                "{rule}: your function never ran `{op}`."
+            ).format(rule=q.required_text, op=missing[0]),
         )
 
 
@@ -616,10 +636,16 @@ def _check_vectorized(q: Question, fn: Callable, gen: torch.Generator) -> None:
     if n_big > n_small:
         raise _Failure(
             Tier.NOT_VECTORIZED,
-            OPS_GROW,
+            _(OPS_GROW),
             [
-                ("small input", f"{_shapes(small)}: {n_small} operations"),
-                ("larger input", f"{_shapes(big)}: {n_big} operations"),
+                (
+                    "small input",
+                    _("{shapes}: {n} operations").format(shapes=_shapes(small), n=n_small),
+                ),
+                (
+                    "larger input",
+                    _("{shapes}: {n} operations").format(shapes=_shapes(big), n=n_big),
+                ),
             ],
         )
 
@@ -659,5 +685,7 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
         q.qid,
         True,
         Tier.PASSED,
-        f"All {len(cases)} test cases pass ({', '.join(labels)}; on {', '.join(devices)}).",
+        _("All {n} test cases pass ({labels}; on {devices}).").format(
+            n=len(cases), labels=", ".join(labels), devices=", ".join(devices)
+        ),
     )
