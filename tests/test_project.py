@@ -155,3 +155,26 @@ def test_only_timing_cells_are_left_out_of_the_output_comparison():
             )
             assert ignored == times, f"{path.name}: {cell.source[:60]!r}"
             assert ignored == cell.source.startswith("# timing"), path.name
+
+
+def test_every_lecture_names_its_source_articles_in_a_table():
+    """The Sources cell lists every article the lecture cites, with its Chinese title."""
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells = nbformat.read(path, 4).cells
+        sources = next((c.source for c in cells[:3] if c.source.startswith("**Sources.**")), None)
+        assert sources, f"{path.name}: no **Sources.** cell near the top"
+        rows = {
+            line.split("|")[1].strip(): line.split("|")[2]
+            for line in sources.splitlines()
+            if re.match(r"\| 00\d", line)
+        }
+        cited = set()
+        for cell in cells:
+            if cell.cell_type == "markdown":
+                cited |= set(re.findall(r"\b(00[0-24]|003-[ABC])\b", cell.source))
+        assert cited <= set(rows), (
+            f"{path.name}: cites {sorted(cited - set(rows))} not in the table"
+        )
+        for article, title in rows.items():
+            assert article == "003-C" or article == "000" or cjk.search(title), (path.name, article)
