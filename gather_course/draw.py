@@ -321,17 +321,7 @@ def draw_gather(
 
 # --- gather's gradient: each grad_out value flows back to the cell it was read from ------
 
-_GRAD_HUES = [
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#bcbd22",
-    "#17becf",
-]  # tab10 without its grey
+_GRAD_HUES = _HUES  # the same hues as draw_gather (tab10 without its grey)
 _GRAD_GAP = 1.4  # room for the arrows between grad_out and grad_input, in cells
 _GRAD_SEP = 0.8  # space between one line's pair of strips and the next, in cells
 _GRAD_PT = (10, 9)  # font sizes: values and titles, then everything else
