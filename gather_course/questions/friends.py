@@ -105,9 +105,9 @@ question(
         "On a 1-D example: gathering `[10., 20., 30.]` with the index `[2, 2, 0]` reads "
         "`[30., 30., 10.]`. With the upstream gradient `[1., 2., 3.]`, "
         "`torch.zeros(3).scatter_add(0, torch.tensor([2, 2, 0]), torch.tensor([1., 2., 3.]))` "
-        "is `[3., 0., 3.]`, what autograd gives: element 2 gets 1 + 2. Your answer is "
-        "the same call with your `dim`, `index` and `grad_out`, on zeros of "
-        "`input_shape`.",
+        "is `[3., 0., 3.]`, what autograd gives: element 2 gets 1 + 2, element 1 was "
+        "never read. Check your answer against autograd the same way: `x.requires_grad_()`, "
+        "`x.gather(dim, index).backward(grad_out)`, then compare with `x.grad`.",
     ),
     solution_code="""
 def gather_backward(grad_out, dim, index, input_shape):
