@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ._course import RELEASE, SOURCE, assignments, release
 from ._errors import GatherCourseError
+from ._i18n import N_, _catalog
 from ._referee import graded_cells
 from .questions import exercise
 from .questions._question import Question
@@ -33,20 +35,24 @@ def _answer_cell(q: Question) -> str:
     return (prelude + "\n\n" if prelude else "") + lines[start] + "\n" + body
 
 
-def _task_cell(source: str, public: Question, q: Question) -> str:
-    """The public task cell with the variant's signature, task, rules and no hint line."""
-    text = source.replace(public.title, q.title).replace(public.signature, q.signature)
-    text = text.replace(public.task, q.task)
-    return re.sub(
-        r"\n\nStuck\? .*$",
-        "\n\nHints and solutions are off for graded questions "
-        "in this class: the test cell below checks your function.",
-        text,
-        flags=re.S,
+def _task_cell(source: str, public: Question, q: Question, tr: Callable[[str], str]) -> str:
+    """The public task cell with the variant's signature, task, rules and no hint line.
+
+    ``tr`` translates a bank text into the notebook's language (the identity in English).
+    """
+    text = source.replace(tr(public.title), tr(q.title)).replace(public.signature, q.signature)
+    text = text.replace(tr(public.task), tr(q.task))
+    kept = [part for part in re.split(r"\n\n", text) if ".hint(" not in part]
+    off = N_(
+        "Hints and solutions are off for graded questions in this class: the test cell "
+        "below checks your function."
     )
+    return "\n\n".join([*kept, tr(off)])
 
 
 def _class_notebook(nb: Any, seed: int) -> tuple[Any, dict[str, str]]:
+    lang = nb.metadata.get("gather_course", {}).get("lang", "en")
+    tr = _catalog(lang).gettext
     chosen: dict[str, str] = {}
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     for gid, qid, _points in graded_cells(nb):
@@ -63,11 +69,11 @@ def _class_notebook(nb: Any, seed: int) -> tuple[Any, dict[str, str]]:
             answer.source = _answer_cell(q)
         task = cells.get(f"task_{public.name}")
         if task is not None:
-            task.source = _task_cell(task.source, public, q)
+            task.source = _task_cell(task.source, public, q, tr)
         intro = cells.get("intro")
         if intro is not None:
             intro.source = intro.source.replace(
-                f"`{public.signature}` | {public.title} |", f"`{q.signature}` | {q.title} |"
+                f"`{public.signature}` | {tr(public.title)} |", f"`{q.signature}` | {tr(q.title)} |"
             )
     nb.metadata.setdefault("gather_course", {})["variants"] = chosen
     for cell in nb.cells:  # executed afresh by the release

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import GatherCourseError
+from ._i18n import N_, _
 
 SOURCE, RELEASE = "solutions", "exercises"
 PROTECTED = (SOURCE, RELEASE, "submitted")  # folders our commands never write into, except release
@@ -27,12 +28,19 @@ def notebook_file(path: str | Path) -> Path:
     """``path`` as an existing ``.ipynb`` file, or a clear error."""
     path = Path(path)
     if path.suffix != ".ipynb":
-        raise GatherCourseError(f"expected a notebook file (.ipynb), got {str(path)!r}.")
+        raise GatherCourseError(
+            _("expected a notebook file (.ipynb), got {path}.").format(path=repr(str(path)))
+        )
     if not path.exists():
-        where = "" if path.is_absolute() else f" (looked in {Path.cwd()})"
-        raise GatherCourseError(f"{str(path)!r} is not found{where}.")
+        if path.is_absolute():
+            raise GatherCourseError(_("{path} is not found.").format(path=repr(str(path))))
+        raise GatherCourseError(
+            _("{path} is not found (looked in {cwd}).").format(path=repr(str(path)), cwd=Path.cwd())
+        )
     if not path.is_file():
-        raise GatherCourseError(f"{str(path)!r} is a folder; expected a notebook file (.ipynb).")
+        raise GatherCourseError(
+            _("{path} is a folder; expected a notebook file (.ipynb).").format(path=repr(str(path)))
+        )
     return path
 
 
@@ -190,11 +198,15 @@ def check_notebook(
     try:
         nb = nbformat.read(path, as_version=4)
     except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same clear error
-        raise GatherCourseError(f"{path} is not a readable notebook: {exc}") from None
+        raise GatherCourseError(
+            _("{path} is not a readable notebook: {error}").format(path=path, error=exc)
+        ) from None
     if not _is_ours(nb):
         raise GatherCourseError(
-            f"{path} is not one of the course's exercise notebooks (no gather_course "
-            "metadata or graded test cells). Check a notebook from exercises/<assignment>/."
+            _(
+                "{path} is not one of the course's exercise notebooks (no gather_course "
+                "metadata or graded test cells). Check a notebook from exercises/<assignment>/."
+            ).format(path=path)
         )
     from nbgrader.utils import compute_checksum, is_locked
 
@@ -214,19 +226,18 @@ def check_notebook(
             result = referee.judge(submission, Plan.make(qid, None))
             message = "" if result.passed else str(result)
             status = (
-                "passed"
+                N_("passed")
                 if result.passed
-                else "not attempted"
+                else N_("not attempted")
                 if result.tier == "not attempted"
-                else "failing"
+                else N_("failing")
             )
             if gid in changed:
                 status, message = (
-                    "edited",
-                    (
-                        "This test cell was edited. Grading refuses a "
-                        "notebook whose test cells were changed; undo your "
-                        "change to the cell."
+                    N_("edited"),
+                    _(
+                        "This test cell was edited. Grading refuses a notebook whose test "
+                        "cells were changed; undo your change to the cell."
                     ),
                 )
             reports.append(QuestionReport(gid, points, 0.0 if message else points, message, status))
@@ -241,10 +252,11 @@ def check_notebook(
                     gid,
                     float(points),
                     0.0,
-                    "This test cell was deleted. "
-                    "Grading refuses a notebook without its test cells; "
-                    "restore it (copy it from a fresh exercise notebook).",
-                    "deleted",
+                    _(
+                        "This test cell was deleted. Grading refuses a notebook without its "
+                        "test cells; restore it (copy it from a fresh exercise notebook)."
+                    ),
+                    N_("deleted"),
                 )
             )
     return reports, submission.notes

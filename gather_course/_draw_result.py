@@ -8,6 +8,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ._errors import GatherCourseError
+from ._i18n import _, _fig, figure_font
 from ._text import fmt_value
 
 _MAX_CELLS = 12  # per side: bigger outputs are not readable as a grid
@@ -32,16 +33,18 @@ def _draw_expected_vs_got(
     e, o = expected.detach().cpu(), got.detach().cpu().to(expected.dtype)
     wrong = ~(torch.isclose(o, e, equal_nan=True) if e.is_floating_point() else o == e)
     if not bool(wrong.any()):
-        raise GatherCourseError("nothing to draw: every value is right.")
+        raise GatherCourseError(_("nothing to draw: every value is right."))
     first = tuple(int(i) for i in wrong.nonzero()[0])
     e2, where = _slice_2d(e, first)
-    o2, _ = _slice_2d(o, first)
-    w2, _ = _slice_2d(wrong, first)
+    o2, _where = _slice_2d(o, first)
+    w2, _where = _slice_2d(wrong, first)
     rows, cols = e2.shape
     if rows > _MAX_CELLS or cols > _MAX_CELLS:
         raise GatherCourseError(
-            f"{name}{where} is {rows}x{cols}, too big to draw as a grid (at most "
-            f"{_MAX_CELLS}x{_MAX_CELLS}); read the first wrong element in the check's message."
+            _(
+                "{what} is {rows}x{cols}, too big to draw as a grid (at most {most}x{most}); "
+                "read the first wrong element in the check's message."
+            ).format(what=name + where, rows=rows, cols=cols, most=_MAX_CELLS)
         )
     if ax is None:
         fig = Figure(figsize=(1.2 + 2 * 0.95 * cols, 1.0 + 0.5 * rows), layout="constrained")
@@ -49,9 +52,12 @@ def _draw_expected_vs_got(
     else:
         axes = list(ax)
         if len(axes) != 2:
-            raise GatherCourseError(f"ax must be two matplotlib Axes, got {len(axes)}.")
+            raise GatherCourseError(
+                _("ax must be two matplotlib Axes, got {n}.").format(n=len(axes))
+            )
         fig = axes[0].figure
-    for a, values, title in zip(axes, (e2, o2), ("expected", "yours")):
+    font = figure_font()
+    for a, values, title in zip(axes, (e2, o2), (_fig("expected"), _fig("yours"))):
         for r in range(rows):
             for c in range(cols):
                 bad = bool(w2[r, c])
@@ -71,8 +77,12 @@ def _draw_expected_vs_got(
         a.set_xticks([c + 0.5 for c in range(cols)], [str(c) for c in range(cols)])
         a.set_yticks([r + 0.5 for r in range(rows)], [str(r) for r in range(rows)])
         a.tick_params(length=0, labelsize=8)
-        a.set_title(f"{title}: {name}{where}", fontsize=10)
-    fig.suptitle(f"{int(wrong.sum())} wrong (red) of {wrong.numel()}", fontsize=10)
+        a.set_title(f"{title}: {name}{where}", fontsize=10, **font)
+    fig.suptitle(
+        _fig("{wrong} wrong (red) of {total}").format(wrong=int(wrong.sum()), total=wrong.numel()),
+        fontsize=10,
+        **font,
+    )
     return fig
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from . import _scan
-from ._i18n import _
+from ._i18n import N_, _
 from ._sandbox import Worker, WorkerDied
 from .questions import exercise
 from .questions._cases import Case
@@ -56,10 +56,10 @@ MEMORY = 2 * 2**30  # bytes a job may allocate on top of the worker's own
 TIMING_REPEAT = 2  # calls per timing run
 _HIDDEN_SEEDS = 2
 _JOB_CALLS = 6  # a job (cells and one question's calls) gets at most 6 call limits
-_HIDDEN_SHOWN = ("case", "inputs", "first wrong element", "error", "where")
+_HIDDEN_SHOWN = ("case", "inputs", N_("first wrong element"), "error", "where")
 _HIDDEN_NOTE = (
-    "values",
-    "not shown for hidden cases: make your function right for any input of these shapes",
+    N_("values"),
+    N_("not shown for hidden cases: make your function right for any input of these shapes"),
 )
 
 
@@ -131,9 +131,11 @@ def read_submission(nb: Any, reference: Any) -> Submission:
         magic = _is_ipython_syntax(source)
         if magic:
             notes.append(
-                f"Code cell {n} was not run: the grader runs plain Python, and "
-                f"`{magic[:60]}` is IPython syntax (a magic or a shell command). "
-                "Remove it from your answer cells."
+                _(
+                    "Code cell {n} was not run: the grader runs plain Python, and `{code}` is "
+                    "IPython syntax (a magic or a shell command). Remove it from your answer "
+                    "cells."
+                ).format(n=n, code=magic[:60])
             )
             continue
         run.append(source)
@@ -199,7 +201,7 @@ def _value(plain: Any, depth: int = 0) -> Any:
             values = [_value(v, depth + 1) for v in items]
             return tuple(values) if plain.get("kind") == "tuple" else values
         return Opaque(
-            str(plain.get("opaque", "an unknown object"))[:80], bool(plain.get("subclass"))
+            str(plain.get("opaque", _("an unknown object")))[:80], bool(plain.get("subclass"))
         )
     if type(plain) is torch.Tensor:
         if (
@@ -220,7 +222,7 @@ def _outcome(raw: Any) -> Outcome:
         return Outcome(
             error={
                 "type": "GradingError",
-                "message": "no result came back",
+                "message": _("no result came back"),
                 "where": "",
                 "not_implemented": False,
             }
@@ -229,7 +231,7 @@ def _outcome(raw: Any) -> Outcome:
         return Outcome(
             error={
                 "type": "NameError",
-                "message": "the function is not defined (was its cell deleted or renamed?)",
+                "message": _("the function is not defined (was its cell deleted or renamed?)"),
                 "where": "",
                 "not_implemented": False,
             }
@@ -238,7 +240,7 @@ def _outcome(raw: Any) -> Outcome:
         return Outcome(
             error={
                 "type": "TypeError",
-                "message": f"it is not a function but {raw['not_callable']}",
+                "message": _("it is not a function but {what}").format(what=raw["not_callable"]),
                 "where": "",
                 "not_implemented": False,
             }
@@ -276,7 +278,7 @@ class Plan:
     @classmethod
     def make(cls, qid: str, secret: int | None) -> Plan:
         """``qid`` may name a class variant (``qid:variant``, as :func:`graded_cells` gives)."""
-        qid, _, variant = qid.partition(":")
+        qid, _sep, variant = qid.partition(":")
         q = exercise(qid, variant or "public")
         gen = torch.Generator().manual_seed(0)  # exactly check()'s battery
         cases = [q.build(gen, sizes) for sizes in q.sizes]
@@ -417,9 +419,13 @@ class Referee:
             q.qid,
             True,
             Tier.PASSED,
-            f"All {len(plan.cases)} test cases pass ({', '.join(labels)}"
-            + (f"; and {hidden} hidden cases" if hidden else "")
-            + "; on cpu).",
+            (
+                _("All {n} test cases pass ({labels}; and {hidden} hidden cases; on cpu).")
+                if hidden
+                else _("All {n} test cases pass ({labels}; on cpu).")
+            ).format(
+                n=len(plan.cases), labels=", ".join(_(label) for label in labels), hidden=hidden
+            ),
         )
 
     def _missing_results(
@@ -429,17 +435,19 @@ class Referee:
         case = plan.cases[min(got, len(plan.cases) - 1)]
         status = reply.get("status", "")
         if status == "timeout":
-            why = f"it ran longer than {self.call_limit:g} s (an endless loop?) and was stopped"
-        elif status == "killed" or not result:
-            why = (
-                "the process running it was killed (too much memory, or the code ended "
-                f"its own process: {status})"
+            why = _("it ran longer than {limit} s (an endless loop?) and was stopped").format(
+                limit=f"{self.call_limit:g}"
             )
+        elif status == "killed" or not result:
+            why = _(
+                "the process running it was killed (too much memory, or the code ended "
+                "its own process: {status})"
+            ).format(status=status)
         else:
-            why = f"the process running it ended early ({status})"
+            why = _("the process running it ended early ({status})").format(status=status)
         raise _Failure(
             Tier.EXCEPTION,
-            f"Your function did not finish: {why}.",
+            _("Your function did not finish: {why}.").format(why=why),
             [("case", case.label), ("inputs", _shapes(case))],
         )
 
@@ -456,27 +464,36 @@ class Referee:
             what = f"`{used[0].name}` ({used[0].where})" if used else f"`{ran[0]}`"
             raise _Failure(
                 Tier.RULES,
-                f"Your values are right, but this question asks you not to "
-                f"use {q.forbidden_text}: your code uses {what}.",
+                _(
+                    "Your values are right, but this question asks you not to use {rule}: "
+                    "your code uses {what}."
+                ).format(rule=q.forbidden_text, what=what),
             )
         hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
         if hatches:
-            rule = f"no {q.forbidden_text}" if q.forbid else f"use {q.required_text}"
+            rule = (
+                _("no {rule}").format(rule=q.forbidden_text)
+                if q.forbid
+                else _("use {rule}").format(rule=q.required_text)
+            )
             raise _Failure(
                 Tier.RULES,
-                f"Your values are right, but this question's rule ({rule}) "
-                "is checked on the code your function can reach (what it calls, and "
-                "every top-level statement of the notebook), which must call torch's "
-                f"functions by their names: your code uses `{hatches[0].name}` "
-                f"({hatches[0].where}). Leave out computed names, torch internals, "
-                "other libraries, threads and processes.",
+                _(
+                    "Your values are right, but this question's rule ({rule}) "
+                    "is checked on the code your function can reach (what it calls, and "
+                    "every top-level statement of the notebook), which must call torch's "
+                    "functions by their names: your code uses `{name}` ({where}). Leave out "
+                    "computed names, torch internals, other libraries, threads and processes."
+                ).format(rule=rule, name=hatches[0].name, where=hatches[0].where),
             )
         for op in q.require:  # named in the code (autograd counts) and seen running
             if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
                 raise _Failure(
                     Tier.RULES,
-                    f"Your values are right, but this question asks you to "
-                    f"use {q.required_text}: your function never ran `{op}`.",
+                    _(
+                        "Your values are right, but this question asks you to "
+                        "use {rule}: your function never ran `{op}`."
+                    ).format(rule=q.required_text, op=op),
                 )
 
     # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------
@@ -504,9 +521,10 @@ class Referee:
         if got != got:  # nan: the run failed
             raise _Failure(
                 Tier.EXCEPTION,
-                "Your function did not finish on a large input "
-                f"({_size_text(q.timing)}): it raised an error or ended its "
-                "process.",
+                _(
+                    "Your function did not finish on a large input ({size}): it raised an "
+                    "error or ended its process."
+                ).format(size=_size_text(q.timing)),
                 [],
             )
         key = f"{q.qid}:{q.variant_name}"
@@ -514,19 +532,23 @@ class Referee:
             self._baseline[key] = max(self._growth(_reference_cells(q), q)[0], 0.0)
         ref = self._baseline.get(key, 0.0)
         if got == float("inf") or got > max(_TIMING_FACTOR * ref, ref + _TIMING_SLACK):
-            shown = "longer than the time limit" if got == float("inf") else f"{got:.2f} s"
+            shown = _("longer than the time limit") if got == float("inf") else f"{got:.2f} s"
             raise _Failure(
                 Tier.NOT_VECTORIZED,
-                "Your values are right, but on a large input your "
-                "function takes far more CPU time than whole-tensor code, the way a "
-                "Python loop over elements does (also over lists or numpy arrays). "
-                "Replace the loop by whole-tensor operations (gather, indexing).",
+                _(
+                    "Your values are right, but on a large input your "
+                    "function takes far more CPU time than whole-tensor code, the way a "
+                    "Python loop over elements does (also over lists or numpy arrays). "
+                    "Replace the loop by whole-tensor operations (gather, indexing)."
+                ),
                 [
                     (
-                        "large input",
-                        f"{_size_text(q.timing)}: {shown} of CPU for {TIMING_REPEAT} calls",
+                        N_("large input"),
+                        _("{size}: {time} of CPU for {n} calls").format(
+                            size=_size_text(q.timing), time=shown, n=TIMING_REPEAT
+                        ),
                     ),
-                    ("the course's solution", f"{ref:.3f} s"),
+                    (N_("the course's solution"), f"{ref:.3f} s"),
                 ],
             )
         self._check_large_answer(q, last)
@@ -537,9 +559,13 @@ class Referee:
         if outcome.error:
             raise _Failure(
                 Tier.EXCEPTION,
-                "Your function raised an error on a large input "
-                f"({_size_text(q.timing or {})}): {outcome.error['type']}: "
-                f"{outcome.error['message']}",
+                _(
+                    "Your function raised an error on a large input ({size}): {error}: {message}"
+                ).format(
+                    size=_size_text(q.timing or {}),
+                    error=outcome.error["type"],
+                    message=outcome.error["message"],
+                ),
                 [],
             )
         expected = _solution_on(q, _TIMING_SEED)
@@ -556,8 +582,10 @@ class Referee:
         if not ok:
             raise _Failure(
                 Tier.WRONG_VALUES,
-                "Your function gives wrong values on a large input "
-                f"({_size_text(q.timing or {})}), although the small cases pass.",
+                _(
+                    "Your function gives wrong values on a large input ({size}), although the "
+                    "small cases pass."
+                ).format(size=_size_text(q.timing or {})),
                 [],
             )
 

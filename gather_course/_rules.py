@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from ._errors import GatherCourseError
+from ._i18n import _
 from ._text import fmt_pos, type_name
 
 _INTEGER_DTYPES = (
@@ -96,16 +97,16 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
         problems.append(
             Problem(
                 "type",
-                f"input must be a torch.Tensor, got {type_name(input)}.",
-                "make it a tensor first, e.g. torch.tensor(values).",
+                _("input must be a torch.Tensor, got {got}.").format(got=type_name(input)),
+                _("make it a tensor first, e.g. torch.tensor(values)."),
             )
         )
     if not isinstance(index, torch.Tensor):
         problems.append(
             Problem(
                 "type",
-                f"index must be a torch.Tensor, got {type_name(index)}.",
-                "make it a tensor first, e.g. torch.tensor(positions) (integers give int64).",
+                _("index must be a torch.Tensor, got {got}.").format(got=type_name(index)),
+                _("make it a tensor first, e.g. torch.tensor(positions) (integers give int64)."),
             )
         )
     d = as_dim(dim)
@@ -113,8 +114,8 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
         problems.append(
             Problem(
                 "type",
-                f"dim must be an int, got {type_name(dim)}.",
-                "pass the dimension number, e.g. dim=1 or dim=-1.",
+                _("dim must be an int, got {got}.").format(got=type_name(dim)),
+                _("pass the dimension number, e.g. dim=1 or dim=-1."),
             )
         )
     if problems:
@@ -123,15 +124,16 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
     nd = effective_ndim(input)
     if not -nd <= d < nd:
         fix = (
-            f"dimensions are counted from 0, so the last one is dim={nd - 1} (or dim=-1)."
+            _("dimensions are counted from 0, so the last one is dim={last} (or dim=-1).")
             if d == nd
-            else f"use a dim in [{-nd}, {nd - 1}]."
-        )
+            else _("use a dim in [{lo}, {hi}].")
+        ).format(last=nd - 1, lo=-nd, hi=nd - 1)
         problems.append(
             Problem(
                 "dim",
-                f"dim={d} is out of range: input has {input.dim()} dims, "
-                f"so dim must be in [{-nd}, {nd - 1}].",
+                _(
+                    "dim={d} is out of range: input has {n} dims, so dim must be in [{lo}, {hi}]."
+                ).format(d=d, n=input.dim(), lo=-nd, hi=nd - 1),
                 fix,
             )
         )
@@ -140,29 +142,32 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
 
     if index.numel() == 0:
         notes.append(
-            f"index is empty (shape {list(index.shape)}), so gather returns an empty "
-            "tensor of that shape and torch checks nothing else."
+            _(
+                "index is empty (shape {shape}), so gather returns an empty "
+                "tensor of that shape and torch checks nothing else."
+            ).format(shape=list(index.shape))
         )
         return problems, notes
 
     accepted = accepted_index_dtypes()
     integer = index.dtype in _INTEGER_DTYPES
     if index.dtype not in accepted:
-        names = " or ".join(_dtype_name(t) for t in accepted)
+        names = _(" or ").join(_dtype_name(t) for t in accepted)
         if index.dtype == torch.bool:
-            fix = (
+            fix = _(
                 "a boolean mask is not a list of positions: use mask.nonzero() to get "
                 "positions, or input[mask] to select with the mask directly."
             )
         elif index.dtype.is_floating_point:
-            fix = "convert with index.long() (check first that the values are whole numbers)."
+            fix = _("convert with index.long() (check first that the values are whole numbers).")
         else:
-            fix = "convert with index.long()."
+            fix = _("convert with index.long().")
         problems.append(
             Problem(
                 "dtype",
-                f"index has dtype {_dtype_name(index.dtype)}, but gather needs an "
-                f"integer index of dtype {names}.",
+                _(
+                    "index has dtype {got}, but gather needs an integer index of dtype {names}."
+                ).format(got=_dtype_name(index.dtype), names=names),
                 fix,
             )
         )
@@ -177,18 +182,22 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
             problems.append(
                 Problem(
                     "size",
-                    f"index.size({i}) is {_size(index, i)} but input.size({i}) is "
-                    f"{_size(input, i)}: in every dim except dim={d}, index may be at most "
-                    "as large as input (smaller is fine).",
+                    _(
+                        "index.size({i}) is {small} but input.size({i}) is {big}: in every "
+                        "dim except dim={d}, index may be at most as large as input "
+                        "(smaller is fine)."
+                    ).format(i=i, small=_size(index, i), big=_size(input, i), d=d),
                     _size_fix(input, d, index, i),
                 )
             )
         smaller = [i for i in range(nd) if i != d and _size(index, i) < _size(input, i)]
         for i in smaller:
             notes.append(
-                f"index is smaller than input in dim {i} ({_size(index, i)} < {_size(input, i)}): "
-                f"gather reads only positions 0..{_size(index, i) - 1} of input there. That is "
-                "allowed, and a common silent bug when index was meant to line up with input."
+                _(
+                    "index is smaller than input in dim {i} ({small} < {big}): gather reads "
+                    "only positions 0..{last} of input there. That is allowed, and a common "
+                    "silent bug when index was meant to line up with input."
+                ).format(i=i, small=_size(index, i), big=_size(input, i), last=_size(index, i) - 1)
             )
 
     if integer:
@@ -198,8 +207,8 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
         problems.append(
             Problem(
                 "device",
-                f"input is on {input.device} but index is on {index.device}.",
-                "move the index: index = index.to(input.device).",
+                _("input is on {a} but index is on {b}.").format(a=input.device, b=index.device),
+                _("move the index: index = index.to(input.device)."),
             )
         )
     return problems, notes
@@ -207,16 +216,17 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
 
 def ensure_valid(input: Any, dim: Any, index: Any, what: str) -> None:
     """Raise GatherCourseError (``what``, then each broken rule and its fix) unless torch accepts the call."""
-    problems, _ = check_call(input, dim, index)
+    problems, _notes = check_call(input, dim, index)
     if problems:
-        lines = "\n".join(f"- {p.message} Fix: {p.fix}" for p in problems)
+        lines = "\n".join(
+            _("- {message} Fix: {fix}").format(message=p.message, fix=p.fix) for p in problems
+        )
         raise GatherCourseError(f"{what}:\n{lines}") from None
 
 
 def _ndim_problem(input: torch.Tensor, d: int, index: torch.Tensor) -> Problem:
-    msg = (
-        f"index has {index.dim()} dims but input has {input.dim()}: gather needs the "
-        "same number of dims."
+    msg = _("index has {a} dims but input has {b}: gather needs the same number of dims.").format(
+        a=index.dim(), b=input.dim()
     )
     if index.dim() < input.dim():
         missing = range(index.dim(), input.dim())
@@ -225,13 +235,17 @@ def _ndim_problem(input: torch.Tensor, d: int, index: torch.Tensor) -> Problem:
         if any(s != 1 for s in sizes):
             code += ".expand(" + ", ".join(["-1"] * index.dim() + [str(s) for s in sizes]) + ")"
         what = (
-            "one value per position; .squeeze(-1) the result afterwards"
+            _("one value per position; .squeeze(-1) the result afterwards")
             if all(s == 1 for s in sizes)
-            else "whole slices along the added dims"
+            else _("whole slices along the added dims")
         )
-        fix = f"add {'one' if len(sizes) == 1 else len(sizes)} with {code} ({what})."
-    else:
         fix = (
+            _("add one with {code} ({what}).")
+            if len(sizes) == 1
+            else _("add {n} with {code} ({what}).")
+        ).format(n=len(sizes), code=code, what=what)
+    else:
+        fix = _(
             "remove the extra dims (index.squeeze(-1) if the last size is 1), or check "
             "that you are gathering from the tensor you meant."
         )
@@ -244,15 +258,14 @@ def _size_fix(input: torch.Tensor, d: int, index: torch.Tensor, i: int) -> str:
         if other == d:
             continue
         if all(_size(index, j) <= _size(input, j) for j in range(nd) if j != other):
-            return (
-                f"if you meant to gather along dim {other}, use dim={other}; otherwise "
-                f"shrink index to at most {_size(input, i)} in dim {i}, e.g. "
-                f"index.narrow({i}, 0, {_size(input, i)})."
-            )
-    return (
-        f"shrink index to at most {_size(input, i)} in dim {i}, e.g. "
-        f"index.narrow({i}, 0, {_size(input, i)}), or check which tensor you are indexing."
-    )
+            return _(
+                "if you meant to gather along dim {other}, use dim={other}; otherwise "
+                "shrink index to at most {n} in dim {i}, e.g. index.narrow({i}, 0, {n})."
+            ).format(other=other, n=_size(input, i), i=i)
+    return _(
+        "shrink index to at most {n} in dim {i}, e.g. index.narrow({i}, 0, {n}), or check "
+        "which tensor you are indexing."
+    ).format(n=_size(input, i), i=i)
 
 
 def _range_problems(input: torch.Tensor, d: int, index: torch.Tensor) -> list[Problem]:
@@ -266,28 +279,32 @@ def _range_problems(input: torch.Tensor, d: int, index: torch.Tensor) -> list[Pr
     v = int(values[first])
     where = f"index{fmt_pos(first)} = {v}"
     msg = (
-        f"{where} is out of range: input.size({d}) is {n}, so index values must be in "
-        f"[0, {n - 1}] ({count} of {values.numel()} values are out of range)."
-        if n
-        else f"{where}, but input.size({d}) is 0: there is nothing to gather there."
-    )
-    if v < 0:
-        fix = (
-            "gather does not count from the end like Python lists: use index % "
-            f"{n} if -1 means 'last', or, for padding labels such as -100, replace them "
-            "(index.clamp(min=0)) and ignore those outputs afterwards."
+        _(
+            "{where} is out of range: input.size({d}) is {n}, so index values must be in "
+            "[0, {last}] ({count} of {total} values are out of range)."
         )
+        if n
+        else _("{where}, but input.size({d}) is 0: there is nothing to gather there.")
+    ).format(where=where, d=d, n=n, last=n - 1, count=count, total=values.numel())
+    if v < 0:
+        fix = _(
+            "gather does not count from the end like Python lists: use index % "
+            "{n} if -1 means 'last', or, for padding labels such as -100, replace them "
+            "(index.clamp(min=0)) and ignore those outputs afterwards."
+        ).format(n=n)
     else:
         top = int(values.max())
         fits = [j for j in range(effective_ndim(input)) if j != d and top < _size(input, j)]
         if fits:
             j, nd = fits[-1], effective_ndim(input)
-            fix = (
-                f"the values go up to {top}, which would fit dim {j} (size "
-                f"{_size(input, j)}): did you mean dim={j} (or dim={j - nd})?"
-            )
+            fix = _(
+                "the values go up to {top}, which would fit dim {j} (size {size}): did you "
+                "mean dim={j} (or dim={neg})?"
+            ).format(top=top, j=j, size=_size(input, j), neg=j - nd)
         elif int(values.min()) >= 1 and top == n:
-            fix = "the values look 1-based: positions start at 0, so subtract 1."
+            fix = _("the values look 1-based: positions start at 0, so subtract 1.")
         else:
-            fix = f"keep every value below {n}, e.g. check how the index was computed."
+            fix = _("keep every value below {n}, e.g. check how the index was computed.").format(
+                n=n
+            )
     return [Problem("range", msg, fix)]

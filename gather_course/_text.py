@@ -43,3 +43,54 @@ def type_name(obj: Any) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return f"{type(obj).__name__} {text}"
+
+
+_NO_LINE_START = "，。、；：？！）」』》"
+
+
+def _columns(text: str) -> int:
+    """How many terminal columns ``text`` takes: East Asian wide characters take two."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def wrap(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` in lines of at most ``width`` columns, each starting with ``indent``.
+
+    Breaks at spaces, and also between two Chinese characters (Chinese has no spaces); a
+    word longer than a line (a long code span) stays whole.
+
+    >>> wrap("a bb ccc", 6)
+    ['a bb', 'ccc']
+    """
+    import re
+    import unicodedata
+
+    def wide(ch: str) -> bool:
+        return unicodedata.east_asian_width(ch) in "WF"
+
+    # pieces: runs of narrow non-space characters, single wide characters, and spaces
+    pieces = re.findall(r"\s+|[^\s]", text)
+    tokens: list[str] = []
+    for piece in pieces:
+        if piece.isspace():
+            tokens.append(" ")
+        elif piece in _NO_LINE_START and tokens and tokens[-1] != " ":
+            tokens[-1] += piece  # a line never starts with a closing mark
+        elif wide(piece) or not tokens or tokens[-1] == " " or wide(tokens[-1][-1]):
+            tokens.append(piece)
+        else:
+            tokens[-1] += piece
+    lines, line = [], ""
+    for token in tokens:
+        if token == " ":
+            line += " " if line else ""
+            continue
+        if line and _columns(indent + line + token) > width:
+            lines.append(indent + line.rstrip())
+            line = ""
+        line += token
+    if line.strip():
+        lines.append(indent + line.rstrip())
+    return lines

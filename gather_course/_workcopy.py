@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._errors import GatherCourseError
+from ._i18n import _, language
 
 MARKER = ".gather-course.json"
 DEFAULT_DIR = "~/gather-course-work"
@@ -36,9 +37,11 @@ def course_files(course: Path = _COURSE) -> list[Path]:
     exercises = sorted((course / "exercises").glob("*/*.ipynb"))
     if not lectures or not exercises:
         raise GatherCourseError(
-            f"the course's notebooks are not in {course}: expected notebooks/*.ipynb and "
-            "exercises/<assignment>/<assignment>.ipynb. Install the course from its git "
-            "clone (pip install -e .), as the README says."
+            _(
+                "the course's notebooks are not in {course}: expected notebooks/*.ipynb and "
+                "exercises/<assignment>/<assignment>.ipynb. Install the course from its git "
+                "clone (pip install -e .), as the README says."
+            ).format(course=course)
         )
     return [p.relative_to(course) for p in lectures + exercises]
 
@@ -48,11 +51,15 @@ def working_dir(path: str | Path | None) -> Path:
     return Path(os.path.expanduser(str(path or DEFAULT_DIR))).resolve()
 
 
-def make_working_copy(path: str | Path | None = None, course: Path = _COURSE) -> Copied:
+def make_working_copy(
+    path: str | Path | None = None, course: Path = _COURSE, lang: str | None = None
+) -> Copied:
     """Copy the lectures and the student exercises into ``path`` (default ``~/gather-course-work``).
 
     A file already in the folder is kept as it is: a learner's answers are never overwritten.
     The folder must be new, empty, or an earlier working copy, and outside the course itself.
+    ``lang`` picks the edition (default: the learner's language); ``zh`` copies the Chinese
+    edition, ``zh/notebooks`` and ``zh/exercises``, into the same layout.
 
     >>> make_working_copy("~/gather-course-work").folder      # doctest: +SKIP
     PosixPath('/home/me/gather-course-work')
@@ -61,17 +68,25 @@ def make_working_copy(path: str | Path | None = None, course: Path = _COURSE) ->
     course = course.resolve()
     if folder == course or course in folder.parents:
         raise GatherCourseError(
-            f"{folder} is inside the course's own folder {course}: your work would change the "
-            f"course's files. Pick a folder of your own, e.g. `gather-course start "
-            f"{DEFAULT_DIR}`."
+            _(
+                "{folder} is inside the course's own folder {course}: your work would change "
+                "the course's files. Pick a folder of your own, e.g. `gather-course start "
+                "{default}`."
+            ).format(folder=folder, course=course, default=DEFAULT_DIR)
         )
     if folder.exists() and not folder.is_dir():
-        raise GatherCourseError(f"{folder} is a file; expected a folder for your working copy.")
+        raise GatherCourseError(
+            _("{folder} is a file; expected a folder for your working copy.").format(folder=folder)
+        )
     if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
         raise GatherCourseError(
-            f"{folder} already holds other files and is not a working copy of the course "
-            f"(no {MARKER}). Pick a new or empty folder, so nothing of yours gets mixed in."
+            _(
+                "{folder} already holds other files and is not a working copy of the course "
+                "(no {marker}). Pick a new or empty folder, so nothing of yours gets mixed in."
+            ).format(folder=folder, marker=MARKER)
         )
+    if (lang or language()) == "zh":
+        course = course / "zh"
     files = course_files(course)
     copied = Copied(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -106,8 +121,10 @@ def exercise_notebooks(folder: Path) -> list[Path]:
 
     if not (folder / MARKER).is_file():
         raise GatherCourseError(
-            f"{folder} is not a working copy of the course (no {MARKER}); make one with "
-            f"`gather-course start {folder}`, or pass the folder you made."
+            _(
+                "{folder} is not a working copy of the course (no {marker}); make one with "
+                "`gather-course start {folder}`, or pass the folder you made."
+            ).format(folder=folder, marker=MARKER)
         )
     found = sorted((folder / "exercises").glob("*/*.ipynb"))
     order = {name: i for i, name in enumerate(assignment_order())}

@@ -12,6 +12,7 @@ For instructors and maintainers:
   gather-course grade ASSIGNMENT         grade submitted/*/ASSIGNMENT in a sandbox, write a CSV of scores
   gather-course similar ASSIGNMENT       copy report: alike answers, published solutions
   gather-course execute NOTEBOOK...      re-run lecture/solution notebooks on CPU, store outputs
+  gather-course twins [--accept]         keep zh/ (the Chinese edition) in step with the English
   gather-course bench                    time gather against six other ways (CPU, and CUDA if any)
 """
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ._errors import GatherCourseError
+from ._i18n import _
 
 
 def _execute(args: argparse.Namespace) -> int:
@@ -43,17 +45,23 @@ def _check(args: argparse.Namespace) -> int:
 
     reports, notes = check_notebook(args.notebook, timeout=args.timeout)
     for r in reports:
-        mark = "passed" if r.passed else "FAILED"
-        print(f"{mark:6}  {r.grade_id.removeprefix('test_'):24} {r.score:g}/{r.points:g} points")
+        mark = _("passed") if r.passed else _("FAILED")
+        points = _("{score}/{points} points").format(score=f"{r.score:g}", points=f"{r.points:g}")
+        print(f"{mark:6}  {r.grade_id.removeprefix('test_'):24} {points}")
         if r.message:
             print("\n".join("        " + line for line in r.message.strip().splitlines()))
     score, total = sum(r.score for r in reports), sum(r.points for r in reports)
     failed = sum(not r.passed for r in reports)
     for note in notes:
-        print(f"note    {note}")
+        print(_("note    {note}").format(note=note))
     print(
-        f"\n{score:g}/{total:g} points; "
-        + (f"{failed} of {len(reports)} questions fail." if failed else "every question passes.")
+        "\n"
+        + _("{score}/{total} points; ").format(score=f"{score:g}", total=f"{total:g}")
+        + (
+            _("{failed} of {n} questions fail.").format(failed=failed, n=len(reports))
+            if failed
+            else _("every question passes.")
+        )
     )
     return 1 if failed else 0
 
@@ -61,27 +69,30 @@ def _check(args: argparse.Namespace) -> int:
 def _start(args: argparse.Namespace) -> int:
     from ._workcopy import DEFAULT_DIR, lab_command, make_working_copy
 
-    copied = make_working_copy(args.dir)
+    copied = make_working_copy(args.dir, lang=args.lang)
     where = copied.folder
     if copied.added:
-        print(f"Copied {len(copied.added)} notebooks into {where}.")
+        print(_("Copied {n} notebooks into {where}.").format(n=len(copied.added), where=where))
     if copied.kept:
         print(
-            f"Kept {len(copied.kept)} notebooks already there as they are (your work is "
-            "never overwritten)."
+            _(
+                "Kept {n} notebooks already there as they are (your work is never overwritten)."
+            ).format(n=len(copied.kept))
         )
     if args.no_lab:
         shown = args.dir or DEFAULT_DIR
-        print(f"Open it with: gather-course start {shown}")
+        print(_("Open it with: gather-course start {where}").format(where=shown))
         return 0
     command, env = lab_command(where, args.lab_args)
-    print(f"Opening JupyterLab in {where} (stop it with Ctrl+C).", flush=True)
+    print(_("Opening JupyterLab in {where} (stop it with Ctrl+C).").format(where=where), flush=True)
     try:
         os.execvpe(command[0], command, env)
     except OSError as exc:
         raise GatherCourseError(
-            f"could not start JupyterLab ({exc}); is the course's "
-            "environment active (. .venv/bin/activate)?"
+            _(
+                "could not start JupyterLab ({error}); is the course's environment active "
+                "(. .venv/bin/activate)?"
+            ).format(error=exc)
         ) from None
     return 0
 
@@ -96,34 +107,41 @@ def _progress(args: argparse.Namespace) -> int:
     notebooks = exercise_notebooks(folder)
     if not notebooks:
         raise GatherCourseError(
-            f"no exercise notebooks in {folder / 'exercises'}; "
-            f"`gather-course start {folder}` copies them back."
+            _(
+                "no exercise notebooks in {where}; `gather-course start {folder}` copies them back."
+            ).format(where=folder / "exercises", folder=folder)
         )
     marks = {"passed": "✓", "not attempted": "·"}
     done = total = 0
-    print(f"Progress in {folder} (the visible test cases, as `gather-course check` runs them)\n")
+    print(
+        _(
+            "Progress in {folder} (the visible test cases, as `gather-course check` runs them)"
+        ).format(folder=folder)
+        + "\n"
+    )
     referee = Referee(Worker, call_limit=args.timeout)
     try:
         for path in notebooks:
-            reports, _ = check_notebook(path, timeout=args.timeout, referee=referee)
+            reports, _notes = check_notebook(path, timeout=args.timeout, referee=referee)
             passed = sum(r.passed for r in reports)
             done, total = done + passed, total + len(reports)
-            print(
-                f"{path.parent.name:8} {passed} of {len(reports)} questions pass   "
-                f"{path.relative_to(folder)}"
-            )
+            count = _("{passed} of {n} questions pass").format(passed=passed, n=len(reports))
+            print(f"{path.parent.name:8} {count}   {path.relative_to(folder)}")
             for r in reports:
                 print(
-                    f"  {marks.get(r.status, '✗')} {r.grade_id.removeprefix('test_'):24} {r.status}"
+                    f"  {marks.get(r.status, '✗')} {r.grade_id.removeprefix('test_'):24} "
+                    f"{_(r.status)}"
                 )
     finally:
         referee.close()
     print(
-        f"\n{done} of {total} questions pass."
+        "\n"
+        + _("{done} of {total} questions pass.").format(done=done, total=total)
+        + " "
         + (
-            " Well done!"
+            _("Well done!")
             if done == total
-            else " Run `gather-course check NOTEBOOK` for what is wrong in one notebook."
+            else _("Run `gather-course check NOTEBOOK` for what is wrong in one notebook.")
         )
     )
     return 0
@@ -232,6 +250,26 @@ def _report(assignment: str, outcomes: list, csv_path: Path) -> None:
         )
 
 
+def _twins(args: argparse.Namespace) -> int:
+    from ._course import course_root
+    from ._twins import EDITION, SOURCES, sync
+
+    root = course_root(args.course)
+    todo = sync(root, accept=args.accept)
+    if args.accept:
+        print(f"recorded the English of every cell as translated in {EDITION}/{SOURCES}")
+        return 0
+    for cell in todo:
+        print(f"to translate: {cell}")
+    print(
+        f"{len(todo)} cells to translate or check in {EDITION}/; then run "
+        "`gather-course twins --accept`."
+        if todo
+        else f"every notebook of {EDITION}/ is up to date with its English twin."
+    )
+    return 1 if todo else 0
+
+
 def _bench(args: argparse.Namespace) -> int:
     import datetime
 
@@ -278,40 +316,53 @@ def main(argv: list[str] | None = None) -> int:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    p = sub.add_parser("check", help="run a copy of an exercise notebook and report each question")
-    p.add_argument("notebook", help="e.g. exercises/basics/basics.ipynb")
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=10,
-        help="seconds per call of your function, and per cell (default 10)",
+    timeout_help = _("seconds per call of your function, and per cell (default 10)")
+    p = sub.add_parser(
+        "check", help=_("run a copy of an exercise notebook and report each question")
     )
+    p.add_argument("notebook", help=_("e.g. exercises/basics/basics.ipynb"))
+    p.add_argument("--timeout", type=float, default=10, help=timeout_help)
     p.set_defaults(func=_check)
     p = sub.add_parser(
         "start",
-        help="copy the lectures and exercises into a folder of your own and open it in JupyterLab",
+        help=_(
+            "copy the lectures and exercises into a folder of your own and open it in JupyterLab"
+        ),
     )
     p.add_argument(
         "dir",
         nargs="?",
-        help="your working copy (default ~/gather-course-work); files already there are kept",
+        help=_("your working copy (default ~/gather-course-work); files already there are kept"),
     )
     p.add_argument(
         "--no-lab",
         action="store_true",
-        help="only make the copy (after --, "
-        "options for jupyter lab: start DIR -- --no-browser --port 8890)",
+        help=_(
+            "only make the copy (after --, options for jupyter lab: "
+            "start DIR -- --no-browser --port 8890)"
+        ),
+    )
+    p.add_argument(
+        "--lang",
+        choices=("en", "zh"),
+        help=_("the edition to copy: en or zh (default: GATHER_COURSE_LANG, else en)"),
     )
     p.set_defaults(func=_start)
-    p = sub.add_parser("progress", help="which questions of your working copy pass")
-    p.add_argument("dir", nargs="?", help="your working copy (default ~/gather-course-work)")
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=10,
-        help="seconds per call of your function, and per cell (default 10)",
-    )
+    p = sub.add_parser("progress", help=_("which questions of your working copy pass"))
+    p.add_argument("dir", nargs="?", help=_("your working copy (default ~/gather-course-work)"))
+    p.add_argument("--timeout", type=float, default=10, help=timeout_help)
     p.set_defaults(func=_progress)
+    p = sub.add_parser(
+        "twins",
+        help="rebuild the Chinese notebooks from their English twins, list cells to translate",
+    )
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.add_argument(
+        "--accept",
+        action="store_true",
+        help="record every cell's current English as translated (after translating)",
+    )
+    p.set_defaults(func=_twins)
     p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--out", help="write the student notebooks here instead of exercises/")

@@ -7,6 +7,7 @@ import os
 import torch
 
 from ._errors import GatherCourseError
+from ._i18n import _
 
 __all__ = ["default_device"]
 
@@ -23,7 +24,7 @@ def default_device() -> torch.device:
     wanted = os.environ.get(ENV_VAR, "").strip()
     if not wanted:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return _parse_device(wanted, ENV_VAR, f"Unset it or use {ENV_VAR}=cpu.")
+    return _parse_device(wanted, ENV_VAR, _("Unset it or use {var}=cpu.").format(var=ENV_VAR))
 
 
 def _parse_device(wanted: str, source: str, fix: str = "") -> torch.device:
@@ -32,11 +33,15 @@ def _parse_device(wanted: str, source: str, fix: str = "") -> torch.device:
         device = torch.device(wanted)
     except RuntimeError:
         raise GatherCourseError(
-            f"{source} must name a torch device such as cpu or cuda, got {wanted!r}."
+            _("{source} must name a torch device such as cpu or cuda, got {got}.").format(
+                source=source, got=repr(wanted)
+            )
         ) from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise GatherCourseError(
-            f"{source}={wanted!r} asks for CUDA, but torch {torch.__version__} sees no CUDA "
-            f"device here." + (f" {fix}" if fix else "")
+            _("{source}={got} asks for CUDA, but torch {version} sees no CUDA device here.").format(
+                source=source, got=repr(wanted), version=torch.__version__
+            )
+            + (f" {fix}" if fix else "")
         )
     return device

@@ -8,6 +8,7 @@ from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ._i18n import _
 from ._rules import Problem, check_call
 from ._text import fmt_shape
 
@@ -32,26 +33,37 @@ class Diagnosis:
 
     def __str__(self) -> str:
         if self.ok:
-            lines = [f"{self.call}: valid, torch.gather accepts this call."]
+            lines = [_("{call}: valid, torch.gather accepts this call.").format(call=self.call)]
         else:
             n = len(self.problems)
-            lines = [f"{self.call}: {n} broken rule{'s' if n > 1 else ''}."]
+            head = _("{call}: 1 broken rule.") if n == 1 else _("{call}: {n} broken rules.")
+            lines = [head.format(call=self.call, n=n)]
             for p in self.problems:
-                lines += [f"- [{p.rule}] {p.message}", f"  fix: {p.fix}"]
-        lines += [f"- note: {note}" for note in self.notes]
+                lines += [f"- [{p.rule}] {p.message}", _("  fix: {fix}").format(fix=p.fix)]
+        lines += [_("- note: {note}").format(note=note) for note in self.notes]
         return "\n".join(lines)
 
     __repr__ = __str__
 
     def _repr_markdown_(self) -> str:
         if self.ok:
-            lines = [f"✅ `{self.call}` is **valid**: torch.gather accepts it."]
+            lines = [
+                "✅ " + _("`{call}` is **valid**: torch.gather accepts it.").format(call=self.call)
+            ]
         else:
             n = len(self.problems)
-            lines = [f"❌ `{self.call}` breaks **{n} rule{'s' if n > 1 else ''}**:", ""]
-            lines += [f"- **{p.rule}**: {p.message}<br>*Fix:* {p.fix}" for p in self.problems]
+            head = (
+                _("`{call}` breaks **1 rule**:") if n == 1 else _("`{call}` breaks **{n} rules**:")
+            )
+            lines = ["❌ " + head.format(call=self.call, n=n), ""]
+            lines += [
+                _("- **{rule}**: {message}<br>*Fix:* {fix}").format(
+                    rule=p.rule, message=p.message, fix=p.fix
+                )
+                for p in self.problems
+            ]
         if self.notes:
-            lines += [""] + [f"- *Note:* {note}" for note in self.notes]
+            lines += [""] + [_("- *Note:* {note}").format(note=note) for note in self.notes]
         return "\n".join(lines)
 
 

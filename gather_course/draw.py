@@ -14,6 +14,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.textpath import TextPath
 
 from ._errors import GatherCourseError
+from ._i18n import _, _fig, figure_font
 from ._rules import effective_ndim, ensure_valid, source_position
 from ._text import fmt_pos, fmt_value
 
@@ -186,20 +187,26 @@ def draw_gather(
     >>> fig = draw_gather(torch.tensor([[10, 20, 30], [40, 50, 60]]), 1,
     ...                   torch.tensor([[0, 2], [1, 0]]))
     """
-    ensure_valid(input, dim, index, "cannot draw a call torch.gather rejects")
+    ensure_valid(input, dim, index, _("cannot draw a call torch.gather rejects"))
     for name, t in (("input", input), ("index", index)):
         if t.dim() > 3:
             raise GatherCourseError(
-                f"draw_gather draws 1-D, 2-D and 3-D tensors; {name} has {t.dim()} dims "
-                f"(shape {list(t.shape)}). Slice it first, e.g. {name}[0]."
+                _(
+                    "draw_gather draws 1-D, 2-D and 3-D tensors; {name} has {n} dims "
+                    "(shape {shape}). Slice it first, e.g. {name}[0]."
+                ).format(name=name, n=t.dim(), shape=list(t.shape))
             )
         if any(s > _MAX_SIDE for s in t.shape) or t.numel() > 200:
             raise GatherCourseError(
-                f"{name} has shape {list(t.shape)}: too large to draw readably (at most "
-                f"{_MAX_SIDE} per dim and 200 cells). Draw a slice, e.g. {name}[:4, :4]."
+                _(
+                    "{name} has shape {shape}: too large to draw readably (at most "
+                    "{most} per dim and 200 cells). Draw a slice, e.g. {name}[:4, :4]."
+                ).format(name=name, shape=list(t.shape), most=_MAX_SIDE)
             )
     if ax is not None and not isinstance(ax, Axes):
-        raise GatherCourseError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}.")
+        raise GatherCourseError(
+            _("ax must be a matplotlib Axes or None, got {got}.").format(got=type(ax).__name__)
+        )
 
     d = int(dim) % effective_ndim(input)
     inp = input.detach().cpu()
@@ -243,7 +250,7 @@ def draw_gather(
     # The dim arrow beside (or below) the input grid, and where the panels go.
     slices, rows, cols = _grid_size(inp)
     axis = d + 3 - effective_ndim(inp)  # which of (slice, row, column) it is
-    left, _ = panels[0].extents(unit)
+    left, _right = panels[0].extents(unit)
     if axis == 2:
         arrow_y = panels[0].height + 0.35
     else:
@@ -252,7 +259,7 @@ def draw_gather(
         left = -(label_x - small_h / 2)
     x = 0.0
     for prev, panel in itertools.pairwise(panels):
-        _, right = prev.extents(unit)
+        _left, right = prev.extents(unit)
         x += prev.size[2] + max(_GAP_PT / unit, right + 0.6 + panel.extents(unit)[0])
         panel.x0 = x
 
@@ -333,14 +340,15 @@ def _grad_colour(k: int, white: float) -> tuple[float, float, float]:
     return _lighten(h, white)
 
 
-def _grad_text_pt(text: str, size: float, bold: bool = False) -> float:
+def _grad_text_pt(text: str, size: float, bold: bool = False, **font: Any) -> float:
     """The width of ``text`` in points (its advance width), measured without drawing it."""
     from matplotlib.font_manager import FontProperties
     from matplotlib.textpath import TextToPath
 
     if not text:
         return 0.0
-    prop = FontProperties(size=size, weight="bold" if bold else "normal")
+    family = font.get("fontfamily")
+    prop = FontProperties(size=size, weight="bold" if bold else "normal", family=family)
     return TextToPath().get_text_width_height_descent(text, prop, ismath=False)[0]
 
 
@@ -378,32 +386,41 @@ def draw_gather_grad(
     """
     if not isinstance(grad_out, torch.Tensor) or not isinstance(index, torch.Tensor):
         raise GatherCourseError(
-            "grad_out and index must be tensors, got "
-            f"{type(grad_out).__name__} and {type(index).__name__}."
+            _("grad_out and index must be tensors, got {a} and {b}.").format(
+                a=type(grad_out).__name__, b=type(index).__name__
+            )
         )
     try:
         shape = tuple(int(s) for s in input_shape)
     except (TypeError, ValueError):
         raise GatherCourseError(
-            f"input_shape must be a tuple of ints or a torch.Size, got {input_shape!r}."
+            _("input_shape must be a tuple of ints or a torch.Size, got {got}.").format(
+                got=repr(input_shape)
+            )
         ) from None
     if not 1 <= len(shape) <= 3:
         raise GatherCourseError(
-            f"draw_gather_grad draws 1-D to 3-D tensors; input_shape is {list(shape)}."
+            _("draw_gather_grad draws 1-D to 3-D tensors; input_shape is {shape}.").format(
+                shape=list(shape)
+            )
         )
     ensure_valid(
         torch.empty(shape),
         dim,
         index.detach().cpu(),
-        "cannot draw the gradient of a call torch.gather rejects",
+        _("cannot draw the gradient of a call torch.gather rejects"),
     )
     if grad_out.shape != index.shape:
         raise GatherCourseError(
-            f"grad_out has shape {list(grad_out.shape)} but index has {list(index.shape)}: "
-            "grad_out is the gradient of gather's output, which has index's shape."
+            _(
+                "grad_out has shape {a} but index has {b}: grad_out is the gradient of "
+                "gather's output, which has index's shape."
+            ).format(a=list(grad_out.shape), b=list(index.shape))
         )
     if ax is not None and not isinstance(ax, Axes):
-        raise GatherCourseError(f"ax must be a matplotlib Axes or None, got {type(ax).__name__}.")
+        raise GatherCourseError(
+            _("ax must be a matplotlib Axes or None, got {got}.").format(got=type(ax).__name__)
+        )
 
     d = int(dim) % len(shape)
     g = grad_out.detach().cpu()
@@ -413,8 +430,10 @@ def draw_gather_grad(
     n_out, n_in = idx.shape[d], shape[d]
     if len(lines) > 8 or max(n_out, n_in) > 12:
         raise GatherCourseError(
-            f"{len(lines)} lines of up to {max(n_out, n_in)} cells along dim {d}: too many "
-            "to draw readably (at most 8 lines of 12). Draw a small example."
+            _(
+                "{lines} lines of up to {cells} cells along dim {d}: too many to draw "
+                "readably (at most 8 lines of 12). Draw a small example."
+            ).format(lines=len(lines), cells=max(n_out, n_in), d=d)
         )
 
     def full(line: tuple[int, ...], j: int) -> tuple[int, ...]:
@@ -426,7 +445,7 @@ def draw_gather_grad(
         return "[" + ", ".join(parts) + "]"
 
     in_index = set(itertools.product(*(range(s) for s in idx.shape)))
-    sources = [{} for _ in lines]  # per line: position along dim -> the j's that go there
+    sources = [{} for _line in lines]  # per line: position along dim -> the j's that go there
     for k, line in enumerate(lines):
         for j in range(n_out):
             if full(line, j) in in_index:
@@ -449,23 +468,26 @@ def draw_gather_grad(
                 fmt_value(grad_in[full(line, c)]),
                 "" if len(js) < 2 else terms if len(terms) <= 12 else f"{len(js)} terms",
             )
-    title = f"gather(dim={dim}) backward"
+    font = figure_font()
+    title = _fig("gather(dim={dim}) backward").format(dim=dim)
     formula = f"grad_input = zeros.scatter_add({dim}, index, grad_out)"
     labels = [f"{t}{name(line)}" for line in lines for t in ("grad_out", "grad_input")]
     big, small = _GRAD_PT
     # One cell is `unit` points wide: wide enough for its widest text, 40 pt at least.
     unit = max(
         [40.0]
-        + [_grad_text_pt(t, big) + 10 for t, _ in [*out_cells.values(), *in_cells.values()]]
-        + [_grad_text_pt(s, small) + 8 for _, s in [*out_cells.values(), *in_cells.values()]]
+        + [_grad_text_pt(t, big) + 10 for t, _sub in [*out_cells.values(), *in_cells.values()]]
+        + [_grad_text_pt(s, small) + 8 for _text, s in [*out_cells.values(), *in_cells.values()]]
     )
     left = (max(_grad_text_pt(s, small) for s in labels) + 14) / unit
     width = max(n_out, n_in)
     lo, hi = -left, width + 0.3
-    note = "(index has no cells here)"
+    note = _fig("(index has no cells here)")
     if not all(sources):  # the note on a line index does not reach must fit
-        hi = max(hi, (_grad_text_pt(note, small) + 6) / unit)
-    spare = (max(_grad_text_pt(formula, small), _grad_text_pt(title, big, True)) + 12) / unit
+        hi = max(hi, (_grad_text_pt(note, small, **font) + 6) / unit)
+    spare = (
+        max(_grad_text_pt(formula, small), _grad_text_pt(title, big, True, **font)) + 12
+    ) / unit
     spare -= hi - lo
     if spare > 0:  # widen both sides until the titles fit
         lo, hi = lo - spare / 2, hi + spare / 2
@@ -484,7 +506,16 @@ def draw_gather_grad(
         ax.text(-6 / unit, y_out + 0.5, labels[2 * k], ha="right", va="center", fontsize=small)
         ax.text(-6 / unit, y_in + 0.5, labels[2 * k + 1], ha="right", va="center", fontsize=small)
         if not sources[k]:
-            ax.text(0, y_out + 0.5, note, ha="left", va="center", fontsize=small, color="#555555")
+            ax.text(
+                0,
+                y_out + 0.5,
+                note,
+                ha="left",
+                va="center",
+                fontsize=small,
+                color="#555555",
+                **font,
+            )
         for c, js in sources[k].items():
             for j in js:
                 _grad_cell(ax, j, y_out, _grad_colour(hues[full(line, c)], 0.55), *out_cells[k, j])
@@ -509,7 +540,9 @@ def draw_gather_grad(
                 _grad_colour(hues[full(line, c)], 0.55) if reached else "#e8e8e8",
                 *in_cells[k, c],
             )
-    ax.text(mid, top + 3 / unit, title, ha="center", va="top", fontsize=big, fontweight="bold")
+    ax.text(
+        mid, top + 3 / unit, title, ha="center", va="top", fontsize=big, fontweight="bold", **font
+    )
     ax.text(mid, -4 / unit, formula, ha="center", va="bottom", fontsize=small)
     ax.set_xlim(lo, hi)
     ax.set_ylim(bottom, top)

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from ._errors import GatherCourseError
+from ._i18n import _
 from ._rules import effective_ndim, ensure_valid, source_position
 from ._text import fmt_pos, fmt_value, type_name
 
@@ -37,14 +38,17 @@ def _position(position: Any, index: torch.Tensor) -> tuple[int, ...]:
         isinstance(p, int) and not isinstance(p, bool) for p in pos
     ):
         raise GatherCourseError(
-            f"position must be an int or a tuple of ints (one per dim of index), "
-            f"got {type_name(position)}."
+            _(
+                "position must be an int or a tuple of ints (one per dim of index), got {got}."
+            ).format(got=type_name(position))
         )
     shape = tuple(index.shape)
     if len(pos) != len(shape) or not all(-s <= p < s for p, s in zip(pos, shape)):
         raise GatherCourseError(
-            f"position {tuple(pos)} is not a position of the output: the output has index's "
-            f"shape {list(shape)}, so give {len(shape)} coordinate(s), each within that size."
+            _(
+                "position {pos} is not a position of the output: the output has index's "
+                "shape {shape}, so give {n} coordinate(s), each within that size."
+            ).format(pos=tuple(pos), shape=list(shape), n=len(shape))
         )
     return tuple(p % s for p, s in zip(pos, shape))
 
@@ -58,7 +62,7 @@ def explain(
     >>> explain(x, 1, torch.tensor([[0, 2], [1, 0]]), (1, 0))
     out[1][0] = input[1][index[1][0]] = input[1][1] = 50
     """
-    ensure_valid(input, dim, index, "cannot explain a call torch.gather rejects")
+    ensure_valid(input, dim, index, _("cannot explain a call torch.gather rejects"))
     pos = _position(position, index)
     d = int(dim) % effective_ndim(input)
     numeric = source_position(pos, d, index)

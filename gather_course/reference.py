@@ -6,6 +6,7 @@ import itertools
 
 import torch
 
+from ._i18n import _
 from ._rules import effective_ndim, ensure_valid, source_position
 
 __all__ = ["gather_reference"]
@@ -25,7 +26,7 @@ def gather_reference(input: torch.Tensor, dim: int, index: torch.Tensor) -> torc
     tensor([[10, 30],
             [50, 40]])
     """
-    ensure_valid(input, dim, index, "torch.gather would reject this call")
+    ensure_valid(input, dim, index, _("torch.gather would reject this call"))
     d = int(dim) % effective_ndim(input)
     source = input.reshape(1) if input.dim() == 0 else input
     out = torch.empty(index.shape, dtype=input.dtype, device=input.device)

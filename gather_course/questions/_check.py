@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import collections
 import os
-import textwrap
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,7 +19,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
-from .._text import fmt_shape, fmt_value, type_name
+from .._text import fmt_shape, fmt_value, type_name, wrap
 from ..device import default_device
 from ..diagnose import _gather_failure
 from ._cases import Case
@@ -38,17 +37,17 @@ class Tier(str, Enum):
     A ``Tier`` is also a ``str`` (its value, e.g. ``"wrong shape"``).
     """
 
-    NOT_ATTEMPTED = "not attempted"
-    EXCEPTION = "raised an exception"
-    MUTATED = "changed its inputs"
-    WRONG_TYPE = "wrong type"
-    WRONG_SHAPE = "wrong shape"
-    WRONG_DTYPE = "wrong dtype"
-    WRONG_DEVICE = "wrong device"
-    WRONG_VALUES = "wrong values"
-    RULES = "broke the question's rules"
-    NOT_VECTORIZED = "not vectorized"
-    PASSED = "passed"
+    NOT_ATTEMPTED = N_("not attempted")
+    EXCEPTION = N_("raised an exception")
+    MUTATED = N_("changed its inputs")
+    WRONG_TYPE = N_("wrong type")
+    WRONG_SHAPE = N_("wrong shape")
+    WRONG_DTYPE = N_("wrong dtype")
+    WRONG_DEVICE = N_("wrong device")
+    WRONG_VALUES = N_("wrong values")
+    RULES = N_("broke the question's rules")
+    NOT_VECTORIZED = N_("not vectorized")
+    PASSED = N_("passed")
 
     def __str__(self) -> str:
         return self.value
@@ -72,6 +71,7 @@ _LABELS = (
     N_("traced"),
     N_("small input"),
     N_("larger input"),
+    N_("shift"),
 )
 
 OPS_GROW = N_(  # translated where it is raised: _(OPS_GROW)
@@ -118,16 +118,9 @@ class CheckResult:
     def __str__(self) -> str:
         mark = "✅" if self.passed else "❌"
         lines = [f"{mark} {self._verdict} ({self.qid}): {self.headline}"]
-        lines += [f"  {_(k)}: {v}" for k, v in self.details]
+        lines += [f"  {_(k)}: {_detail(k, v)}" for k, v in self.details]
         if self.advice:  # wrapped: a terminal or nbgrader's Validate dialog does not wrap it
-            lines += textwrap.wrap(
-                self.advice,
-                92,
-                initial_indent="  ",
-                subsequent_indent="  ",
-                break_long_words=False,
-                break_on_hyphens=False,
-            )
+            lines += wrap(self.advice, 92, indent="  ")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -137,7 +130,7 @@ class CheckResult:
         lines = [f"{icon} **{self._verdict}** (`{self.qid}`): {self.headline}"]
         if self.details:
             lines.append("")
-            lines += [f"- **{_(k)}:** {_md_value(v)}" for k, v in self.details]
+            lines += [f"- **{_(k)}:** {_md_value(_detail(k, v))}" for k, v in self.details]
         if self.advice:
             lines += ["", f"*{self.advice}*"]
         return "\n".join(lines)
@@ -151,8 +144,12 @@ class CheckResult:
 
         if self._pair is None:
             raise GatherCourseError(
-                "nothing to draw: draw() shows wrong values, and this result is "
-                + ("a pass." if self.passed else f"about something else ({self.tier}).")
+                _("nothing to draw: draw() shows wrong values, and this result is a pass.")
+                if self.passed
+                else _(
+                    "nothing to draw: draw() shows wrong values, and this result is about "
+                    "something else ({tier})."
+                ).format(tier=_(self.tier.value))
             )
         name, expected, got = self._pair
         return _draw_expected_vs_got(name, expected, got, ax=ax)
@@ -179,6 +176,11 @@ class _CheckFailed(AssertionError):
     def _render_traceback_(self) -> list[str]:  # IPython's hook for custom tracebacks
         first, *rest = str(self.result).splitlines()
         return [f"\x1b[1;31m{first}\x1b[0m", *rest]
+
+
+def _detail(key: str, value: str) -> str:
+    """A detail's value as shown: a case's label is the bank's text, so it is translated."""
+    return _(value) if key in ("case", "values") else value
 
 
 def _md_value(v: str) -> str:
@@ -377,8 +379,9 @@ def _compare(q: Question, case: Case, expected: Any, got: Any) -> None:
         if not isinstance(got, (tuple, list)) or len(got) != len(names):
             raise _Failure(
                 Tier.WRONG_TYPE,
-                f"Expected a tuple of {len(names)} tensors "
-                f"({', '.join(names)}), got {type_name(got)}.",
+                _("Expected a tuple of {n} tensors ({names}), got {got}.").format(
+                    n=len(names), names=", ".join(names), got=type_name(got)
+                ),
                 [("case", case.label), ("inputs", _shapes(case))],
             )
         got_items = tuple(got)
@@ -394,25 +397,34 @@ def _compare_one(
         if out.subclass:
             raise _Failure(
                 Tier.WRONG_TYPE,
-                f"Expected `{name}` to be a plain torch.Tensor, got "
-                f"{out.text}. Return an ordinary tensor.",
+                _(
+                    "Expected `{name}` to be a plain torch.Tensor, got {got}. "
+                    "Return an ordinary tensor."
+                ).format(name=name, got=out.text),
                 base,
             )
         raise _Failure(
-            Tier.WRONG_TYPE, f"Expected `{name}` to be a torch.Tensor, got {out.text}.", base
+            Tier.WRONG_TYPE,
+            _("Expected `{name}` to be a torch.Tensor, got {got}.").format(name=name, got=out.text),
+            base,
         )
     if not isinstance(out, torch.Tensor):
-        tip = " Did you forget `return`?" if out is None else ""
+        tip = " " + _("Did you forget `return`?") if out is None else ""
         raise _Failure(
             Tier.WRONG_TYPE,
-            f"Expected `{name}` to be a torch.Tensor, got {type_name(out)}.{tip}",
+            _("Expected `{name}` to be a torch.Tensor, got {got}.").format(
+                name=name, got=type_name(out)
+            )
+            + tip,
             base,
         )
     if type(out) is not torch.Tensor:  # a subclass could override == and fake the values
         raise _Failure(
             Tier.WRONG_TYPE,
-            f"Expected `{name}` to be a plain torch.Tensor, got the subclass "
-            f"{type(out).__name__}. Return an ordinary tensor.",
+            _(
+                "Expected `{name}` to be a plain torch.Tensor, got the subclass {got}. "
+                "Return an ordinary tensor."
+            ).format(name=name, got=type(out).__name__),
             base,
         )
     if out.shape != exp.shape:
@@ -426,7 +438,7 @@ def _compare_one(
         )
     allowed = q.dtypes.get(name, (exp.dtype,))
     if out.dtype not in allowed:
-        want = " or ".join(str(d).replace("torch.", "") for d in allowed)
+        want = _(" or ").join(str(d).replace("torch.", "") for d in allowed)
         raise _Failure(
             Tier.WRONG_DTYPE,
             _("Expected `{name}` of dtype {want}, got {got}.").format(
@@ -437,8 +449,10 @@ def _compare_one(
     if out.device != exp.device:
         raise _Failure(
             Tier.WRONG_DEVICE,
-            f"Expected `{name}` on {exp.device} like the inputs, "
-            f"got {out.device}. Create new tensors with device=... of an input.",
+            _(
+                "Expected `{name}` on {want} like the inputs, got {got}. "
+                "Create new tensors with device=... of an input."
+            ).format(name=name, want=exp.device, got=out.device),
             base,
         )
     if q.verify is not None:
@@ -459,7 +473,7 @@ def _compare_one(
     details = (
         base
         + [
-            ("first wrong element", f"{name}[{', '.join(map(str, pos))}]"),
+            (N_("first wrong element"), f"{name}[{', '.join(map(str, pos))}]"),
             ("expected", fmt_value(e[pos])),
             ("got", fmt_value(o[pos])),
         ]
@@ -476,6 +490,45 @@ def _compare_one(
     )
 
 
+# The two shift messages, by (more than one place, forward); the numbers go in with .format.
+_SHIFTED = {
+    (False, True): N_(
+        "Your `{name}` is the expected result shifted by {n} along dim {d}: each value sits "
+        "{n} place before where it belongs. An off-by-one in the index?"
+    ),
+    (True, True): N_(
+        "Your `{name}` is the expected result shifted by {n} along dim {d}: each value sits "
+        "{n} places before where it belongs. An off-by-one in the index?"
+    ),
+    (False, False): N_(
+        "Your `{name}` is the expected result shifted by {n} along dim {d}: each value sits "
+        "{n} place after where it belongs. An off-by-one in the index?"
+    ),
+    (True, False): N_(
+        "Your `{name}` is the expected result shifted by {n} along dim {d}: each value sits "
+        "{n} places after where it belongs. An off-by-one in the index?"
+    ),
+}
+_FROM = {
+    (False, True): N_(
+        "Every wrong value comes from {n} place further along dim {d} of `{name}` than it "
+        "should: an off-by-one in the index?"
+    ),
+    (True, True): N_(
+        "Every wrong value comes from {n} places further along dim {d} of `{name}` than it "
+        "should: an off-by-one in the index?"
+    ),
+    (False, False): N_(
+        "Every wrong value comes from {n} place earlier along dim {d} of `{name}` than it "
+        "should: an off-by-one in the index?"
+    ),
+    (True, False): N_(
+        "Every wrong value comes from {n} places earlier along dim {d} of `{name}` than it "
+        "should: an off-by-one in the index?"
+    ),
+}
+
+
 def _traced(
     case: Case, name: str, e: torch.Tensor, o: torch.Tensor, bad: torch.Tensor
 ) -> list[tuple[str, str]]:
@@ -487,10 +540,7 @@ def _traced(
         return [
             (
                 "shift",
-                f"Your `{name}` is the expected result shifted by {abs(s)} along "
-                f"dim {d}: each value sits {abs(s)} place{'s' * (abs(s) > 1)} "
-                f"{'before' if s > 0 else 'after'} where it belongs. An off-by-one "
-                "in the index?",
+                _(_SHIFTED[abs(s) > 1, s > 0]).format(name=name, n=abs(s), d=d),
             )
         ]
     sources = {
@@ -503,7 +553,14 @@ def _traced(
     if not (got and want):
         return []
     where = f"{name}[{', '.join(map(str, pos))}]"
-    out = [("traced", f"Your {where} equals {_at(*got)}; expected {_at(*want)}.")]
+    out = [
+        (
+            "traced",
+            _("Your {where} equals {got}; expected {want}.").format(
+                where=where, got=_at(*got), want=_at(*want)
+            ),
+        )
+    ]
     moves = set()
     for p in bad[:200]:
         p = tuple(int(i) for i in p)
@@ -519,10 +576,7 @@ def _traced(
             out.append(
                 (
                     "shift",
-                    f"Every wrong value comes from {abs(s)} place"
-                    f"{'s' * (abs(s) > 1)} {'further' if s > 0 else 'earlier'} "
-                    f"along dim {d} of `{got[0]}` than it should: an off-by-one "
-                    "in the index?",
+                    _(_FROM[abs(s) > 1, s > 0]).format(n=abs(s), d=d, name=got[0]),
                 )
             )
     return out
@@ -653,17 +707,22 @@ def _check_vectorized(q: Question, fn: Callable, gen: torch.Generator) -> None:
 def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
     if not callable(fn):
         hint = (
-            " It looks like you passed the result of calling your function; pass the "
-            "function itself, without parentheses."
+            " "
+            + _(
+                "It looks like you passed the result of calling your function; pass the "
+                "function itself, without parentheses."
+            )
             if isinstance(fn, (torch.Tensor, tuple))
             else ""
         )
         raise GatherCourseError(
-            f"check() expects your function, e.g. exercise({q.qid!r}).check({q.name}); "
-            f"got {type_name(fn)}.{hint}"
+            _(
+                "check() expects your function, e.g. exercise({qid}).check({name}); got {got}."
+            ).format(qid=repr(q.qid), name=q.name, got=type_name(fn))
+            + hint
         )
     if not isinstance(seed, int) or isinstance(seed, bool):
-        raise GatherCourseError(f"seed must be an int, got {type_name(seed)}.")
+        raise GatherCourseError(_("seed must be an int, got {got}.").format(got=type_name(seed)))
     gen = torch.Generator().manual_seed(seed)
     cases = [q.build(gen, sizes) for sizes in (q.large_sizes if large else q.sizes)]
     device = default_device()
@@ -686,6 +745,6 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
         True,
         Tier.PASSED,
         _("All {n} test cases pass ({labels}; on {devices}).").format(
-            n=len(cases), labels=", ".join(labels), devices=", ".join(devices)
+            n=len(cases), labels=", ".join(_(label) for label in labels), devices=", ".join(devices)
         ),
     )

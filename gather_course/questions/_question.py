@@ -13,6 +13,7 @@ from typing import Any
 import torch
 
 from .._errors import GatherCourseError
+from .._i18n import N_, _
 from .._text import type_name
 from ._cases import Case
 from ._check import CheckResult, run_check
@@ -123,9 +124,15 @@ class Question:
         found = {v.name: v for v in self.variants}
         if name not in found:
             known = (
-                ", ".join(["public", *found]) if found else f"public only: {self.no_variant_why}"
+                ", ".join(["public", *found])
+                if found
+                else _("public only: {why}").format(why=_(self.no_variant_why))
             )
-            raise GatherCourseError(f"{self.qid} has no variant {name!r}; it has: {known}.")
+            raise GatherCourseError(
+                _("{qid} has no variant {name}; it has: {known}.").format(
+                    qid=self.qid, name=repr(name), known=known
+                )
+            )
         v = found[name]
         public = self
 
@@ -169,20 +176,24 @@ class Question:
         parts = []
         if self.vectorized:
             parts.append(
-                "no Python loop over the elements: use whole-tensor operations "
-                "(grading measures how the work grows with the input size)"
+                _(
+                    "no Python loop over the elements: use whole-tensor operations "
+                    "(grading measures how the work grows with the input size)"
+                )
             )
         if self.forbid:
-            parts.append(f"don't use {self.forbidden_text}")
+            parts.append(_("don't use {rule}").format(rule=self.forbidden_text))
         if self.require:
-            parts.append(f"use {self.required_text}")
+            parts.append(_("use {rule}").format(rule=self.required_text))
         if self.forbid or self.require:
             parts.append(
-                "call torch's functions by their names: no `getattr` or `eval`, "
-                "no torch internals (`torch.ops`, `torch._C`), no numpy, threads "
-                "or processes"
+                _(
+                    "call torch's functions by their names: no `getattr` or `eval`, "
+                    "no torch internals (`torch.ops`, `torch._C`), no numpy, threads "
+                    "or processes"
+                )
             )
-        return "; ".join(parts) + "." if parts else ""
+        return _("; ").join(parts) + _(".") if parts else ""
 
     @property
     def signature(self) -> str:
@@ -190,7 +201,7 @@ class Question:
 
     def build(self, gen: torch.Generator, sizes: dict[str, Any]) -> Case:
         sizes = dict(sizes)
-        label = sizes.pop("label", "random shapes")
+        label = sizes.pop("label", N_("random shapes"))
         return Case(label, self.make(gen, **sizes))
 
     def check(self, fn: Callable[..., Any], *, seed: int = 0, large: bool = False) -> CheckResult:
@@ -200,34 +211,47 @@ class Question:
     def _refuse_in_class(self, what: str) -> None:
         if os.environ.get(CLASS_ENV, "") not in ("", "0"):
             raise GatherCourseError(
-                f"{what} of graded questions are turned off in this class ({CLASS_ENV} is "
-                "set by your instructor's JupyterHub): the exercise is graded, so it must be "
-                "your own work. The lectures' examples and check() still help."
+                (
+                    _(
+                        "Hints of graded questions are turned off in this class ({env} is set "
+                        "by your instructor's JupyterHub): the exercise is graded, so it must "
+                        "be your own work. The lectures' examples and check() still help."
+                    )
+                    if what == "hints"
+                    else _(
+                        "Solutions of graded questions are turned off in this class ({env} is "
+                        "set by your instructor's JupyterHub): the exercise is graded, so it "
+                        "must be your own work. The lectures' examples and check() still help."
+                    )
+                ).format(env=CLASS_ENV)
             )
 
     def hint(self, n: int = 1) -> Markdown:
         """Hint number ``n`` (1 = gentle nudge, last = almost the answer)."""
-        self._refuse_in_class("Hints")
+        self._refuse_in_class("hints")
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(self.hints):
             raise GatherCourseError(
-                f"{self.qid} has hints 1 to {len(self.hints)}; got {type_name(n)}."
+                _("{qid} has hints 1 to {n}; got {got}.").format(
+                    qid=self.qid, n=len(self.hints), got=type_name(n)
+                )
             )
-        return Markdown(f"**Hint {n}/{len(self.hints)}** (`{self.qid}`): {self.hints[n - 1]}")
+        head = _("**Hint {n}/{total}**").format(n=n, total=len(self.hints))
+        return Markdown(f"{head} (`{self.qid}`): {_(self.hints[n - 1])}")
 
     def solution(self) -> Markdown:
         """A reference solution, as text (never run in your namespace)."""
-        self._refuse_in_class("Solutions")
+        self._refuse_in_class("solutions")
         return Markdown(
-            f"**Solution** (`{self.qid}`):\n\n```python\n{self.solution_code.strip()}\n```"
+            _("**Solution**") + f" (`{self.qid}`):\n\n```python\n{self.solution_code.strip()}\n```"
         )
 
     def _repr_markdown_(self) -> str:
-        rules = f"**Rules:** {self.rules}\n\n" if self.rules else ""
-        return (
-            f"**{self.title}** (`{self.qid}`)\n\nWrite `{self.signature}`: {self.task}\n\n"
-            f"{rules}Check it with `exercise({self.qid!r}).check({self.name})`; "
-            f"`.hint()` and `.solution()` help when stuck."
-        )
+        rules = _("**Rules:** {rules}").format(rules=self.rules) + "\n\n" if self.rules else ""
+        write = _("Write `{signature}`: {task}").format(signature=self.signature, task=_(self.task))
+        return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{rules}" + _(
+            "Check it with `exercise({qid}).check({name})`; "
+            "`.hint()` and `.solution()` help when stuck."
+        ).format(qid=repr(self.qid), name=self.name)
 
     def __repr__(self) -> str:
         return f"<exercise {self.qid}: {self.signature}>"
@@ -238,7 +262,7 @@ _REGISTRY: dict[str, Question] = {}
 
 def _either(texts: dict[str, str]) -> str:
     """The rule's wording: the distinct texts of ``{op: text}``, joined with "or"."""
-    return " or ".join(dict.fromkeys(texts.values()))
+    return _(" or ").join(dict.fromkeys(_(text) for text in texts.values()))
 
 
 def register(q: Question) -> Question:
@@ -268,13 +292,18 @@ def exercise(qid: str, variant: str = "public") -> Question:
     """
     if not isinstance(qid, str):
         raise GatherCourseError(
-            f"exercise() takes a question id such as 'basics.pick_per_row', got {type_name(qid)}."
+            _("exercise() takes a question id such as 'basics.pick_per_row', got {got}.").format(
+                got=type_name(qid)
+            )
         )
     if qid not in _REGISTRY:
         close = difflib.get_close_matches(qid, _REGISTRY, n=1)
-        tip = f" Did you mean {close[0]!r}?" if close else ""
+        tip = " " + _("Did you mean {qid}?").format(qid=repr(close[0])) if close else ""
         raise GatherCourseError(
-            f"no question {qid!r}.{tip} Known ids: {', '.join(sorted(_REGISTRY))}."
+            _("no question {qid}.").format(qid=repr(qid))
+            + tip
+            + " "
+            + _("Known ids: {ids}.").format(ids=", ".join(sorted(_REGISTRY)))
         )
     return _REGISTRY[qid].variant(variant)
 

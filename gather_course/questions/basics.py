@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import N_, _
 from .._rules import accepted_index_dtypes
 from .._text import fmt_value
 from ..explain import explain
@@ -202,7 +203,9 @@ def _verify_reverse(inp: dict[str, Any], index: torch.Tensor) -> Any:
     if not report.ok:
         p = report.problems[0]
         return (
-            f"Gathering input along dim {dim} with your index fails: {p.message}",
+            _("Gathering input along dim {dim} with your index fails: {message}").format(
+                dim=dim, message=p.message
+            ),
             [("fix", p.fix)],
         )
     got = torch.gather(input, dim, index)
@@ -211,14 +214,19 @@ def _verify_reverse(inp: dict[str, Any], index: torch.Tensor) -> Any:
         return None
     pos = tuple(int(p) for p in bad[0])
     return (
-        f"Gathering input along dim {dim} with your index differs from output in "
-        f"{len(bad)} of {output.numel()} places.",
+        _(
+            "Gathering input along dim {dim} with your index differs from output in "
+            "{count} of {total} places."
+        ).format(dim=dim, count=len(bad), total=output.numel()),
         [
-            ("first wrong element", at("index", pos)),
+            (N_("first wrong element"), at("index", pos)),
             (
                 "formula",
-                f"{explain(input, dim, index, pos).text}, but "
-                f"{at('output', pos)} = {fmt_value(output[pos])}",
+                _("{derivation}, but {where} = {value}").format(
+                    derivation=explain(input, dim, index, pos).text,
+                    where=at("output", pos),
+                    value=fmt_value(output[pos]),
+                ),
             ),
         ],
     )

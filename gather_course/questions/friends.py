@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from .._rules import source_position
 from .._text import fmt_value
 from ..explain import explain
@@ -58,15 +59,15 @@ def _spec_backward(
 def _formula_backward(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     readers = _readers(inp["dim"], inp["index"].cpu(), pos)
     if not readers:
-        return f"grad{list(pos)} = 0: no element of the output reads input{list(pos)}"
+        return _("grad{pos} = 0: no element of the output reads input{pos}").format(pos=list(pos))
     terms = " + ".join(at("grad_out", q) for q in readers[:4]) + (
         " + ..." if len(readers) > 4 else ""
     )
     total = sum(float(inp["grad_out"][q]) for q in readers)
-    return (
-        f"grad{list(pos)} = sum of grad_out over the {len(readers)} output element(s) that "
-        f"read input{list(pos)} = {terms} = {fmt_value(total)}"
-    )
+    return _(
+        "grad{pos} = sum of grad_out over the {n} output element(s) that read "
+        "input{pos} = {terms} = {total}"
+    ).format(pos=list(pos), n=len(readers), terms=terms, total=fmt_value(total))
 
 
 question(
@@ -130,9 +131,14 @@ def _formula_take(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
         strides[k] = strides[k + 1] * input.size(k + 1)
     linear = sum(c * s for c, s in zip(src, strides))
     terms = " + ".join(f"{c}*{s}" for c, s in zip(src, strides))
-    return (
-        f"{explain(input, dim, index, pos).text}; its linear position in input.flatten() "
-        f"is {terms} = {linear} (row-major strides of input's shape {list(input.shape)})"
+    return _(
+        "{derivation}; its linear position in input.flatten() is {terms} = {linear} "
+        "(row-major strides of input's shape {shape})"
+    ).format(
+        derivation=explain(input, dim, index, pos).text,
+        terms=terms,
+        linear=linear,
+        shape=list(input.shape),
     )
 
 

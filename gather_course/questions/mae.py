@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from .._rules import accepted_index_dtypes
 from .._text import fmt_value
 from ._cases import noncontig, randn
@@ -62,23 +63,30 @@ def _formula_masking(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
     if which == 0:
         j, d = pos[1], pos[2]
         l = order[j]
-        return (
-            f"len_keep = int({L} * (1 - {inp['mask_ratio']})) = {len_keep}; "
-            f"x_masked[{n}, {j}, {d}] = x[{n}, ids_keep[{n}, {j}], {d}] where ids_keep = "
-            f"the positions sorted by increasing noise, so x[{n}, {l}, {d}] = "
-            f"{fmt_value(inp['x'][n, l, d])}"
+        return _(
+            "len_keep = int({L} * (1 - {ratio})) = {keep}; x_masked[{n}, {j}, {d}] = "
+            "x[{n}, ids_keep[{n}, {j}], {d}] where ids_keep = the positions sorted by "
+            "increasing noise, so x[{n}, {l}, {d}] = {value}"
+        ).format(
+            L=L,
+            ratio=inp["mask_ratio"],
+            keep=len_keep,
+            n=n,
+            j=j,
+            d=d,
+            l=l,
+            value=fmt_value(inp["x"][n, l, d]),
         )
     l = pos[1]
     rank = order.index(l)
     if which == 1:
-        return (
-            f"noise[{n}, {l}] is number {rank} (0 = smallest) of noise[{n}] and len_keep "
-            f"= {len_keep}, so mask[{n}, {l}] = {0 if rank < len_keep else 1} "
-            "(0 = kept, 1 = removed)"
-        )
-    return (
-        f"ids_restore[{n}, {l}] = the rank of noise[{n}, {l}] in noise[{n}] (0 = smallest) = {rank}"
-    )
+        return _(
+            "noise[{n}, {l}] is number {rank} (0 = smallest) of noise[{n}] and len_keep "
+            "= {keep}, so mask[{n}, {l}] = {bit} (0 = kept, 1 = removed)"
+        ).format(n=n, l=l, rank=rank, keep=len_keep, bit=0 if rank < len_keep else 1)
+    return _(
+        "ids_restore[{n}, {l}] = the rank of noise[{n}, {l}] in noise[{n}] (0 = smallest) = {rank}"
+    ).format(n=n, l=l, rank=rank)
 
 
 question(
@@ -174,10 +182,10 @@ def _formula_restore(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
             f"out[{n}, {l}, {d}] = x_visible[{n}, ids_restore[{n}, {l}], {d}] = "
             f"x_visible[{n}, {j}, {d}] = {fmt_value(inp['x_visible'][n, j, d])}"
         )
-    return (
-        f"out[{n}, {l}, {d}] = mask_token[{d}] = {fmt_value(inp['mask_token'][d])} because "
-        f"ids_restore[{n}, {l}] = {j} >= len_keep = {keep} (a removed position)"
-    )
+    return _(
+        "out[{n}, {l}, {d}] = mask_token[{d}] = {value} because ids_restore[{n}, {l}] = "
+        "{j} >= len_keep = {keep} (a removed position)"
+    ).format(n=n, l=l, d=d, value=fmt_value(inp["mask_token"][d]), j=j, keep=keep)
 
 
 question(

@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from .._text import fmt_value
 from ._cases import noncontig, randint, randn
 from ._question import Question, question
@@ -255,10 +256,10 @@ def _spec_nll(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -1
 def _formula_nll(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     labels = inp["labels"]
     kept = int((labels != inp["ignore_index"]).sum())
-    return (
-        f"loss = -mean of log_softmax(logits[b, l])[labels[b, l]] over the {kept} of "
-        f"{labels.numel()} positions whose label is not ignore_index={inp['ignore_index']}"
-    )
+    return _(
+        "loss = -mean of log_softmax(logits[b, l])[labels[b, l]] over the {kept} of "
+        "{total} positions whose label is not ignore_index={ignore}"
+    ).format(kept=kept, total=labels.numel(), ignore=inp["ignore_index"])
 
 
 # Built here, registered by friends.py: the friends assignment grades it, as a review

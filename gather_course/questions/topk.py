@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from .._text import fmt_value
 from ._cases import noncontig, randn, row_perms
 from ._question import question
@@ -39,10 +40,17 @@ def _spec_select(patches: torch.Tensor, scores: torch.Tensor, k: int) -> torch.T
 def _formula_select(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     b, j, d = pos
     n = _ranked(inp["scores"][b].cpu())[j]
-    return (
-        f"out[{b}, {j}, {d}] = patches[{b}, n, {d}] with n = the patch of rank {j} "
-        f"(0 = highest) in scores[{b}] = {n} (score {fmt_value(inp['scores'][b, n])}), "
-        f"so patches[{b}, {n}, {d}] = {fmt_value(inp['patches'][b, n, d])}"
+    return _(
+        "out[{b}, {j}, {d}] = patches[{b}, n, {d}] with n = the patch of rank {j} "
+        "(0 = highest) in scores[{b}] = {n} (score {score}), so patches[{b}, {n}, {d}] "
+        "= {value}"
+    ).format(
+        b=b,
+        j=j,
+        d=d,
+        n=n,
+        score=fmt_value(inp["scores"][b, n]),
+        value=fmt_value(inp["patches"][b, n, d]),
     )
 
 
@@ -116,11 +124,13 @@ def _formula_back(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     row = [int(v) for v in inp["indices"][b]]
     if i in row:
         k = row.index(i)
-        return (
-            f"out[{b}, {i}, {d}] = selected[{b}, {k}, {d}] because indices[{b}, {k}] = {i}"
-            f", = {fmt_value(inp['selected'][b, k, d])}"
-        )
-    return f"out[{b}, {i}, {d}] = 0 because {i} does not appear in indices[{b}]"
+        return _(
+            "out[{b}, {i}, {d}] = selected[{b}, {k}, {d}] because indices[{b}, {k}] = {i}"
+            ", = {value}"
+        ).format(b=b, i=i, d=d, k=k, value=fmt_value(inp["selected"][b, k, d]))
+    return _("out[{b}, {i}, {d}] = 0 because {i} does not appear in indices[{b}]").format(
+        b=b, i=i, d=d
+    )
 
 
 question(

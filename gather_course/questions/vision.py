@@ -6,6 +6,7 @@ from typing import Any
 
 import torch
 
+from .._i18n import _
 from .._text import fmt_value
 from ._cases import noncontig, randint, randn
 from ._question import question
@@ -55,11 +56,10 @@ def _spec_pixels(features: torch.Tensor, coords: torch.Tensor) -> torch.Tensor:
 def _formula_pixels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
     b, c, p = pos
     y, x = (int(v) for v in inp["coords"][b, p])
-    return (
-        f"out[{b}, {c}, {p}] = features[{b}, {c}, y, x] with (y, x) = coords[{b}, {p}] = "
-        f"({y}, {x}), so features[{b}, {c}, {y}, {x}] = "
-        f"{fmt_value(inp['features'][b, c, y, x])}"
-    )
+    return _(
+        "out[{b}, {c}, {p}] = features[{b}, {c}, y, x] with (y, x) = coords[{b}, {p}] = "
+        "({y}, {x}), so features[{b}, {c}, {y}, {x}] = {value}"
+    ).format(b=b, c=c, p=p, y=y, x=x, value=fmt_value(inp["features"][b, c, y, x]))
 
 
 question(
