@@ -119,6 +119,18 @@ def binder_url(repo: str, path: str) -> str:
     return f"https://mybinder.org/v2/gh/{repo}/HEAD?urlpath=lab/tree/{path}"
 
 
+def switch_href(lang: str, pagename: str, twins: set[str]) -> str:
+    """The same page in the other language, relative to ``pagename`` (``notebooks/01_x``).
+
+    English lives at the site's root and Chinese under zh/; a page without a twin in
+    ``twins`` (the other language's lecture names) switches to the other landing page.
+    """
+    to_other_root = "../" * pagename.count("/") + ("zh/" if lang == "en" else "../")
+    if pagename.startswith("notebooks/") and pagename.split("/", 1)[1] in twins:
+        return to_other_root + pagename + ".html"
+    return to_other_root + "index.html"
+
+
 # --- staging one language's pages ------------------------------------------------------------
 
 LANDING_WORDS = {
@@ -309,7 +321,9 @@ def check_pages(site: Path, root: Path) -> list[str]:
                     problems.append(f"{rel}: {what} is missing")
             if not (page.parent / f"{name}.ipynb").is_file():
                 problems.append(f"{rel}: its download {name}.ipynb is missing")
-    published = [p for p in site.rglob("*") if "solutions" in p.relative_to(site).parts]
+    published = [
+        p for p in site.rglob("*") if p.is_file() and "solutions" in p.relative_to(site).parts
+    ]
     problems += [f"{p.relative_to(site)}: solutions must not be published" for p in published]
     return problems
 
@@ -469,7 +483,11 @@ def main(argv: list[str] | None = None) -> int:
         cmd = sphinx_command(src, target, work / f"doctrees-{lang}", lang)
         run = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "GATHER_SITE_LANG": lang})
         if run.returncode != 0:
-            failed.append(f"{lang}: sphinx-build exited {run.returncode} (its messages above)")
+            failed.append(
+                f"{lang}: sphinx-build exited {run.returncode} (its messages above; paths under "
+                f"{src} are staged copies of "
+                f"{lecture_dir(ROOT, lang).relative_to(ROOT)}/ and website/{lang}/index.md)"
+            )
         count = len(lecture_names(ROOT, lang))
         print(f"website: {lang}, {count} lectures, built in {time.perf_counter() - start:.1f} s")
     problems = failed + check_pages(out, ROOT) + check_links(out)

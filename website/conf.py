@@ -23,6 +23,7 @@ from build import (  # noqa: E402  (website/ is not a package: found through sys
     lecture_names,
     repository,
     site_lang,
+    switch_href,
 )
 
 project = "gather-course"
@@ -88,19 +89,6 @@ def _config_inited(app: Sphinx, config: Config) -> None:
     # Staged by build.py next to the pages: the .ipynb downloads and the exercises.
     extra = Path(app.srcdir) / "_extra"
     config.html_extra_path = [str(extra)] if extra.is_dir() else []
-
-
-def _depth(pagename: str) -> str:
-    return "../" * pagename.count("/")
-
-
-def switch_href(lang: str, pagename: str, twins: set[str]) -> str:
-    """The same page in the other language, relative to ``pagename``; its landing if none."""
-    # English lives at the site's root, Chinese under zh/.
-    to_other_root = _depth(pagename) + ("zh/" if lang == "en" else "../")
-    if pagename.startswith("notebooks/") and pagename.split("/", 1)[1] in twins:
-        return to_other_root + pagename + ".html"
-    return to_other_root + "index.html"
 
 
 def _page_context(
