@@ -472,8 +472,9 @@ def main(argv: list[str] | None = None) -> int:
             "website: Binder links use the placeholder OWNER/REPO (no GitHub remote 'origin'); "
             "set GATHER_COURSE_REPO=OWNER/REPO or pass --repo"
         )
-    if out.exists():
-        shutil.rmtree(out)
+    for folder in (out, work):  # from scratch: a cached doctree would hide its warnings
+        if folder.exists():
+            shutil.rmtree(folder)
     failed = []
     for lang in LANGS:
         start = time.perf_counter()

@@ -41,7 +41,6 @@ templates_path = [str(HERE / "_templates")]
 html_static_path = [str(HERE / "_static")]
 html_css_files = ["site.css"]
 nitpicky = True
-suppress_warnings = ["myst.header"]  # a lecture may skip a level (### under #) on purpose
 
 html_theme = "sphinx_book_theme"
 html_title = "gather-course"
