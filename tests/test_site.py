@@ -94,6 +94,7 @@ def _course(tmp_path: Path, zh: list[str]) -> Path:
     _notebook(root / "notebooks" / "02_b.ipynb", "02 · B")
     _write(root / "notebooks" / "scratch.ipynb", "{}")  # not a lecture: no number
     _write(root / "exercises" / "ea" / "ea.ipynb", "{}")
+    _write(root / "exercises" / "aa" / "aa.ipynb", "{}")  # no lecture names it
     _write(root / "solutions" / "ea" / "ea.ipynb", "{}")
     for name in zh:
         _notebook(root / "zh" / "notebooks" / f"{name}.ipynb", f"{name} 中文")
@@ -242,9 +243,7 @@ def test_zh_landing_lists_the_untranslated_lectures_in_english(tmp_path):
         lectures
     )
     assert "02_b.html" not in lectures
-    assert (
-        '<a href="exercises/ea/ea.ipynb" download>' in exercises and "(评分练习, 01)" in exercises
-    )
+    assert '- 第 01 讲：<a href="exercises/ea/ea.ipynb" download>' in exercises
 
 
 def test_empty_zh_landing_says_the_translation_is_coming_and_has_no_toctree(tmp_path):
@@ -259,7 +258,10 @@ def test_en_landing_has_every_lecture_in_its_toctree(tmp_path):
     lectures, exercises = build.landing_sections(root, "en")
     assert lectures.splitlines()[3:5] == ["notebooks/01_a", "notebooks/02_b"]
     assert "../notebooks" not in lectures
-    assert "(graded exercise, 01)" in exercises
+    assert exercises.splitlines()[:2] == [
+        '- lecture 01: <a href="exercises/ea/ea.ipynb" download><code>exercises/ea/ea.ipynb</code></a>',
+        '- <a href="exercises/aa/aa.ipynb" download><code>exercises/aa/aa.ipynb</code></a>',
+    ]  # in the lectures' order, one that no lecture names last
 
 
 def test_the_real_landing_pages_carry_both_markers():

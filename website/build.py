@@ -135,13 +135,13 @@ def switch_href(lang: str, pagename: str, twins: set[str]) -> str:
 
 LANDING_WORDS = {
     "en": {
-        "exercise": "graded exercise",
+        "after": "lecture {n}: ",
         "missing": "",
         "none": "",
         "exercises_intro": "",
     },
     "zh": {
-        "exercise": "评分练习",
+        "after": "第 {n} 讲：",
         "missing": "已翻译 {done} 讲，共 {total} 讲；其余各讲的中文版正在翻译中，先读英文版：",
         "none": "中文版的讲义正在翻译中，很快上线。在此之前，请读英文版：",
         "exercises_intro": "练习本目前只有英文版：",
@@ -178,14 +178,15 @@ def landing_sections(root: Path, lang: str) -> tuple[str, str]:
     exercises = []
     if words["exercises_intro"]:
         exercises += [words["exercises_intro"], ""]
-    by_lecture = {
+    by_exercise = {
         _exercise_of(root, lecture_dir(root, "en") / f"{n}.ipynb"): n
         for n in lecture_names(root, "en")
     }
-    for path in exercise_names(root):
-        lecture = by_lecture.get(path)
-        after = f" ({words['exercise']}, {lecture[:2]})" if lecture else ""
-        exercises.append(f'- <a href="{path}" download><code>{path}</code></a>{after}')
+    # In the lectures' order; an exercise no lecture names comes last.
+    for path in sorted(exercise_names(root), key=lambda p: (by_exercise.get(p, "~"), p)):
+        lecture = by_exercise.get(path)
+        before = words["after"].format(n=lecture[:2]) if lecture else ""
+        exercises.append(f'- {before}<a href="{path}" download><code>{path}</code></a>')
     return "\n".join(lines), "\n".join(exercises) + "\n"
 
 

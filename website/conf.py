@@ -51,6 +51,7 @@ html_theme_options = {
     "use_download_button": False,
     "home_page_in_toc": True,
     "show_navbar_depth": 1,
+    "navbar_persistent": [],  # the sidebar has the search field; no second one in a top bar
 }
 
 # The words of the bar above each lecture, and of the language switch.
