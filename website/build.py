@@ -4,8 +4,8 @@
 
 English lectures (notebooks/*.ipynb) land at the site's root, Chinese ones (zh/notebooks/,
 complete, partial or empty) under zh/. Sphinx runs with -W --keep-going and nitpicky, on a
-staged copy of each language's pages (build/site-src/<lang>/); the stored notebooks are shown
-as they are, never executed. solutions/ is never published: it holds the answers.
+staged copy of each language's pages (build/site-work/<lang>/src/); the stored notebooks are
+shown as they are, never executed. solutions/ is never published: it holds the answers.
 
 Then the built HTML is checked: every internal href and src resolves to a file, every
 lecture of each language has its page, with the language switch and the launch links. Any
@@ -464,7 +464,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shots", default="artifacts/site", help="screenshots of --check-browser")
     args = parser.parse_args(argv)
     out = (ROOT / args.out).resolve()
-    work = out.parent / f"{out.name}-src"  # staged sources and doctrees, outside the site
+    work = out.parent / f"{out.name}-work"  # staged sources and doctrees, outside the site
     if args.repo:
         os.environ["GATHER_COURSE_REPO"] = args.repo
     repo = repository(ROOT)
@@ -479,11 +479,16 @@ def main(argv: list[str] | None = None) -> int:
     failed = []
     for lang in LANGS:
         start = time.perf_counter()
-        src = work / lang
+        src = work / lang / "src"
         stage(ROOT, lang, src)
-        target = lang_root(out, lang)
-        cmd = sphinx_command(src, target, work / f"doctrees-{lang}", lang)
+        # Sphinx writes into work/<lang>/html, then the pages move into the site: MyST-NB
+        # keeps its intermediate files next to the output folder (work/<lang>/jupyter_execute),
+        # so they stay out of the published site.
+        html = work / lang / "html"
+        cmd = sphinx_command(src, html, work / lang / "doctrees", lang)
         run = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "GATHER_SITE_LANG": lang})
+        if html.is_dir():
+            shutil.copytree(html, lang_root(out, lang), dirs_exist_ok=True)
         if run.returncode != 0:
             failed.append(
                 f"{lang}: sphinx-build exited {run.returncode} (its messages above; paths under "
