@@ -1,0 +1,513 @@
+"""Build the course website in both languages, then check what was built.
+
+    python website/build.py [--out build/site] [--check-browser] [--repo OWNER/REPO]
+
+English lectures (notebooks/*.ipynb) land at the site's root, Chinese ones (zh/notebooks/,
+complete, partial or empty) under zh/. Sphinx runs with -W --keep-going and nitpicky, on a
+staged copy of each language's pages (build/site-work/<lang>/src/); the stored notebooks are
+shown as they are, never executed. solutions/ is never published: it holds the answers.
+
+Then the built HTML is checked: every internal href and src resolves to a file, every
+lecture of each language has its page, with the language switch and the launch links. Any
+failure is listed and the exit status is 1. ``--check-browser`` also opens one lecture of
+each language in Chromium (Playwright) and checks that its figures loaded and its code cells
+are there; screenshots go to artifacts/site/.
+
+This module imports only the standard library at the top, so that the tests and conf.py
+can use its helpers without Sphinx.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent
+LANGS = ("en", "zh")
+PLACEHOLDER_REPO = "OWNER/REPO"
+BROWSERS = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
+
+
+# --- what the site holds ---------------------------------------------------------------------
+
+
+def site_lang(language: str | None) -> str:
+    """``en`` or ``zh`` for a Sphinx language setting (``zh``, ``zh_CN``, ``zh-Hans``, ...)."""
+    lang = (language or "en").lower()
+    if lang.startswith("zh"):
+        return "zh"
+    if lang.startswith("en"):
+        return "en"
+    raise SystemExit(f"website: language must be en or zh (zh_CN also works); got {language!r}")
+
+
+def lecture_dir(root: Path, lang: str) -> Path:
+    """Where a language's lecture notebooks are stored."""
+    return root / "notebooks" if lang == "en" else root / lang / "notebooks"
+
+
+def lecture_names(root: Path, lang: str) -> list[str]:
+    """The lectures of a language, by file stem (``01_basic_formula``), in course order."""
+    folder = lecture_dir(root, lang)
+    return sorted(p.stem for p in folder.glob("[0-9]*.ipynb")) if folder.is_dir() else []
+
+
+def exercise_names(root: Path) -> list[str]:
+    """The student exercise notebooks, as paths relative to the root."""
+    return sorted(p.relative_to(root).as_posix() for p in (root / "exercises").glob("*/*.ipynb"))
+
+
+def lecture_title(path: Path) -> str:
+    """The first ``# `` heading of a notebook's first Markdown cell."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    for cell in cells:
+        if cell["cell_type"] != "markdown":
+            continue
+        for line in "".join(cell["source"]).splitlines():
+            if line.startswith("# "):
+                return line[2:].strip()
+    return path.stem
+
+
+def repository(root: Path) -> str:
+    """OWNER/REPO for the Binder links.
+
+    In order: ``GATHER_COURSE_REPO``, GitHub Actions' ``GITHUB_REPOSITORY``, the GitHub
+    remote ``origin`` of the checkout; else the placeholder ``OWNER/REPO``.
+    """
+    for name in ("GATHER_COURSE_REPO", "GITHUB_REPOSITORY"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            if not re.fullmatch(r"[\w.-]+/[\w.-]+", value):
+                raise SystemExit(f"website: {name} must look like OWNER/REPO; got {value!r}")
+            return value
+    try:
+        url = subprocess.run(
+            ["git", "remote", "get-url", "origin"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        url = ""
+    return github_slug(url) or PLACEHOLDER_REPO
+
+
+def github_slug(url: str) -> str | None:
+    """OWNER/REPO of a GitHub remote URL (https or ssh), or None for any other URL."""
+    m = re.fullmatch(
+        r"(?:https://|ssh://git@|git@)github\.com[/:]([\w.-]+)/([\w.-]+?)(?:\.git)?/?", url
+    )
+    return f"{m[1]}/{m[2]}" if m else None
+
+
+def binder_url(repo: str, path: str) -> str:
+    """A mybinder.org link that opens ``path`` of the repository in JupyterLab."""
+    return f"https://mybinder.org/v2/gh/{repo}/HEAD?urlpath=lab/tree/{path}"
+
+
+def switch_href(lang: str, pagename: str, twins: set[str]) -> str:
+    """The same page in the other language, relative to ``pagename`` (``notebooks/01_x``).
+
+    English lives at the site's root and Chinese under zh/; a page without a twin in
+    ``twins`` (the other language's lecture names) switches to the other landing page.
+    """
+    to_other_root = "../" * pagename.count("/") + ("zh/" if lang == "en" else "../")
+    if pagename.startswith("notebooks/") and pagename.split("/", 1)[1] in twins:
+        return to_other_root + pagename + ".html"
+    return to_other_root + "index.html"
+
+
+# --- staging one language's pages ------------------------------------------------------------
+
+LANDING_WORDS = {
+    "en": {
+        "after": "lecture {n}: ",
+        "missing": "",
+        "none": "",
+        "exercises_intro": "",
+    },
+    "zh": {
+        "after": "第 {n} 讲：",
+        "missing": "已翻译 {done} 讲，共 {total} 讲；其余各讲的中文版正在翻译中，先读英文版：",
+        "none": "中文版的讲义正在翻译中，很快上线。在此之前，请读英文版：",
+        "exercises_intro": "练习本目前只有英文版：",
+    },
+}
+
+
+def _exercise_of(root: Path, lecture: Path) -> str | None:
+    """The exercise a lecture points to (``exercises/<a>/<a>.ipynb``), if it names one."""
+    found = re.search(r"exercises/(\w+)/\1\.ipynb", lecture.read_text(encoding="utf-8"))
+    return found[0] if found and (root / found[0]).is_file() else None
+
+
+def landing_sections(root: Path, lang: str) -> tuple[str, str]:
+    """The Markdown of the landing page's lecture list and its exercise list."""
+    words = LANDING_WORDS[lang]
+    names = lecture_names(root, lang)
+    lines = []
+    if names:
+        lines += ["```{toctree}", ":maxdepth: 1", ""]
+        lines += [f"notebooks/{name}" for name in names]
+        lines += ["```", ""]
+    if lang != "en":
+        english = [n for n in lecture_names(root, "en") if n not in names]
+        if english:
+            intro = words["missing"] if names else words["none"]
+            total = len(set(names) | set(lecture_names(root, "en")))
+            lines.append(intro.format(done=len(names), total=total))
+            lines.append("")
+            for name in english:
+                title = _html(lecture_title(lecture_dir(root, "en") / f"{name}.ipynb"))
+                lines.append(f'- <a href="../notebooks/{name}.html" hreflang="en">{title}</a>')
+            lines.append("")
+    exercises = []
+    if words["exercises_intro"]:
+        exercises += [words["exercises_intro"], ""]
+    by_exercise = {
+        _exercise_of(root, lecture_dir(root, "en") / f"{n}.ipynb"): n
+        for n in lecture_names(root, "en")
+    }
+    # In the lectures' order; an exercise no lecture names comes last.
+    for path in sorted(exercise_names(root), key=lambda p: (by_exercise.get(p, "~"), p)):
+        lecture = by_exercise.get(path)
+        before = words["after"].format(n=lecture[:2]) if lecture else ""
+        exercises.append(f'- {before}<a href="{path}" download><code>{path}</code></a>')
+    return "\n".join(lines), "\n".join(exercises) + "\n"
+
+
+def _html(text: str) -> str:
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+
+
+def stage(root: Path, lang: str, src: Path) -> None:
+    """Write one language's Sphinx source folder: landing page, lectures, downloads."""
+    if src.exists():
+        shutil.rmtree(src)
+    (src / "notebooks").mkdir(parents=True)
+    extra = src / "_extra"
+    (extra / "notebooks").mkdir(parents=True)
+    for name in lecture_names(root, lang):
+        notebook = lecture_dir(root, lang) / f"{name}.ipynb"
+        shutil.copy2(notebook, src / "notebooks" / notebook.name)  # the page
+        shutil.copy2(notebook, extra / "notebooks" / notebook.name)  # its download
+    for path in exercise_names(root):
+        (extra / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(root / path, extra / path)
+    lectures, exercises = landing_sections(root, lang)
+    landing = (HERE / lang / "index.md").read_text(encoding="utf-8")
+    for marker, text in (("<!-- lectures -->", lectures), ("<!-- exercises -->", exercises)):
+        if marker not in landing:
+            raise SystemExit(f"website/{lang}/index.md: the marker {marker} is missing")
+        landing = landing.replace(marker, text)
+    (src / "index.md").write_text(landing, encoding="utf-8")
+
+
+def sphinx_command(src: Path, out: Path, doctrees: Path, lang: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "sphinx",
+        "-b",
+        "html",
+        "-W",
+        "--keep-going",
+        "-n",
+        "-q",
+        "-c",
+        str(HERE),
+        "-d",
+        str(doctrees),
+        "-D",
+        f"language={lang}",
+        str(src),
+        str(out),
+    ]
+
+
+# --- checking the built site -----------------------------------------------------------------
+
+
+class _Links(HTMLParser):
+    """Collects the href and src attributes of a page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.links: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        for key, value in attrs:
+            if key in ("href", "src") and value is not None:
+                self.links.append(value)
+
+
+def page_links(html: str) -> list[str]:
+    """Every href and src of a page, in order."""
+    parser = _Links()
+    parser.feed(html)
+    return parser.links
+
+
+def _internal_target(page: Path, link: str, site: Path) -> Path | None:
+    """The file an internal link points to, or None for an external link or an anchor."""
+    parts = urlsplit(link)
+    if parts.scheme or parts.netloc or not parts.path:
+        return None  # https:, mailto:, data:, javascript:, //host, or "#anchor" alone
+    if parts.path.startswith("/"):
+        return site / "__absolute__" / parts.path.lstrip("/")  # never works on a project site
+    return (page.parent / unquote(parts.path)).resolve()
+
+
+def check_links(site: Path) -> list[str]:
+    """Problems with internal links: each names the page, the link and what is missing."""
+    site = site.resolve()
+    problems = []
+    for page in sorted(site.rglob("*.html")):
+        if "_static" in page.relative_to(site).parts:
+            continue  # the themes' template fragments, not pages
+        for link in page_links(page.read_text(encoding="utf-8", errors="replace")):
+            target = _internal_target(page, link, site)
+            if target is None:
+                continue
+            rel = page.relative_to(site).as_posix()
+            if "__absolute__" in target.parts:
+                problems.append(f"{rel}: {link!r} is an absolute path; expected a relative one")
+            elif not target.is_relative_to(site):
+                problems.append(f"{rel}: {link!r} leaves the site")
+            elif not (target.is_file() or (target / "index.html").is_file()):
+                problems.append(f"{rel}: {link!r} points to nothing ({target.relative_to(site)})")
+    return problems
+
+
+def lang_root(site: Path, lang: str) -> Path:
+    """Where a language's pages are in the built site."""
+    return site if lang == "en" else site / lang
+
+
+def check_pages(site: Path, root: Path) -> list[str]:
+    """Problems with the page list: each language's landing and every lecture's page."""
+    problems = []
+    for lang in LANGS:
+        base = lang_root(site, lang)
+        if not (base / "index.html").is_file():
+            problems.append(f"{lang}: no landing page {base.relative_to(site) / 'index.html'}")
+        for name in lecture_names(root, lang):
+            page = base / "notebooks" / f"{name}.html"
+            rel = page.relative_to(site).as_posix()
+            if not page.is_file():
+                problems.append(f"{lang}: lecture {name} has no page (expected {rel})")
+                continue
+            html = page.read_text(encoding="utf-8", errors="replace")
+            for needle, what in (
+                ('class="gc-switch', "the language switch"),
+                ("https://mybinder.org/v2/gh/", "the Binder link"),
+                ('class="gc-download"', "the .ipynb download"),
+            ):
+                if needle not in html:
+                    problems.append(f"{rel}: {what} is missing")
+            if not (page.parent / f"{name}.ipynb").is_file():
+                problems.append(f"{rel}: its download {name}.ipynb is missing")
+    published = [
+        p for p in site.rglob("*") if p.is_file() and "solutions" in p.relative_to(site).parts
+    ]
+    problems += [f"{p.relative_to(site)}: solutions must not be published" for p in published]
+    return problems
+
+
+# --- the browser check -----------------------------------------------------------------------
+
+
+def find_browser() -> str | None:
+    """The Chromium to drive: GATHER_COURSE_BROWSER, else the first working one on PATH."""
+    named = os.environ.get("GATHER_COURSE_BROWSER")
+    for name in [named] if named else BROWSERS:
+        path = shutil.which(name)
+        if not path:
+            continue
+        try:
+            run = subprocess.run(
+                [path, "--version"], capture_output=True, text=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if run.returncode == 0 and re.search(r"\d+\.\d+", run.stdout):
+            return path
+    return None
+
+
+@dataclass
+class _Seen:
+    url: str
+    images: int
+    broken_images: list[str]
+    code_cells: int
+    switch_visible: bool
+
+
+def _serve(site: Path):
+    """A local HTTP server for the built site, in a thread; returns (server, base URL)."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def check_browser(site: Path, root: Path, shots: Path) -> list[str]:
+    """Open one lecture per language in Chromium: figures loaded, code cells there."""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return ['--check-browser needs Playwright: pip install -e ".[test]"']
+    chromium = find_browser()
+    if chromium is None:
+        return [
+            "--check-browser needs a Chromium: apt-get install chromium (Debian), Google Chrome "
+            "(Ubuntu), or name one in GATHER_COURSE_BROWSER"
+        ]
+    shots.mkdir(parents=True, exist_ok=True)
+    problems = []
+    server, base = _serve(site)
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=chromium)
+            try:
+                for lang in LANGS:
+                    names = lecture_names(root, lang)
+                    prefix = "" if lang == "en" else f"{lang}/"
+                    if not names:
+                        print(f"browser: {lang} has no lectures yet; its landing page instead")
+                    path = prefix + (f"notebooks/{names[0]}.html" if names else "index.html")
+                    seen = _look(browser, base + path, shots / f"{lang}.png")
+                    problems += _judge(lang, path, seen, lecture=bool(names))
+            finally:
+                browser.close()
+    finally:
+        server.shutdown()
+    return problems
+
+
+def _look(browser, url: str, shot: Path) -> _Seen:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    try:
+        page.goto(url, wait_until="load")
+        page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=30_000)
+        broken = page.evaluate(
+            "Array.from(document.querySelectorAll('article img'))"
+            ".filter(i => !(i.naturalWidth > 0)).map(i => i.getAttribute('src'))"
+        )
+        images = page.locator("article img").count()
+        cells = page.locator("div.cell div.cell_input").count()
+        switch = page.locator(".gc-switch")
+        visible = switch.count() == 1 and switch.is_visible()
+        page.screenshot(path=str(shot))
+        figure = page.locator("article div.cell_output img").first
+        if figure.count():
+            figure.scroll_into_view_if_needed()
+            page.screenshot(path=str(shot.with_name(shot.stem + "-figure.png")))
+        return _Seen(url, images, broken, cells, visible)
+    finally:
+        page.close()
+
+
+def _judge(lang: str, path: str, seen: _Seen, lecture: bool) -> list[str]:
+    problems = []
+    if not seen.switch_visible:
+        problems.append(f"browser {lang} {path}: the language switch is not visible")
+    if seen.broken_images:
+        problems.append(f"browser {lang} {path}: images did not load: {seen.broken_images}")
+    if lecture and seen.images == 0:
+        problems.append(f"browser {lang} {path}: expected the lecture's figures, found no img")
+    if lecture and seen.code_cells == 0:
+        problems.append(f"browser {lang} {path}: expected code cells, found none")
+    if not problems:
+        print(f"browser {lang} {path}: {seen.images} figures loaded, {seen.code_cells} code cells")
+    return problems
+
+
+# --- the command -----------------------------------------------------------------------------
+
+
+def _size(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default="build/site", help="the site's folder (build/site)")
+    parser.add_argument("--repo", help="OWNER/REPO for the Binder links (else see README)")
+    parser.add_argument(
+        "--check-browser", action="store_true", help="also open lectures in Chromium"
+    )
+    parser.add_argument("--shots", default="artifacts/site", help="screenshots of --check-browser")
+    args = parser.parse_args(argv)
+    out = (ROOT / args.out).resolve()
+    work = out.parent / f"{out.name}-work"  # staged sources and doctrees, outside the site
+    if args.repo:
+        os.environ["GATHER_COURSE_REPO"] = args.repo
+    repo = repository(ROOT)
+    if repo == PLACEHOLDER_REPO:
+        print(
+            "website: Binder links use the placeholder OWNER/REPO (no GitHub remote 'origin'); "
+            "set GATHER_COURSE_REPO=OWNER/REPO or pass --repo"
+        )
+    for folder in (out, work):  # from scratch: a cached doctree would hide its warnings
+        if folder.exists():
+            shutil.rmtree(folder)
+    failed = []
+    for lang in LANGS:
+        start = time.perf_counter()
+        src = work / lang / "src"
+        stage(ROOT, lang, src)
+        # Sphinx writes into work/<lang>/html, then the pages move into the site: MyST-NB
+        # keeps its intermediate files next to the output folder (work/<lang>/jupyter_execute),
+        # so they stay out of the published site.
+        html = work / lang / "html"
+        cmd = sphinx_command(src, html, work / lang / "doctrees", lang)
+        run = subprocess.run(cmd, cwd=ROOT, env={**os.environ, "GATHER_SITE_LANG": lang})
+        if html.is_dir():
+            shutil.copytree(html, lang_root(out, lang), dirs_exist_ok=True)
+        if run.returncode != 0:
+            failed.append(
+                f"{lang}: sphinx-build exited {run.returncode} (its messages above; paths under "
+                f"{src} are staged copies of "
+                f"{lecture_dir(ROOT, lang).relative_to(ROOT)}/ and website/{lang}/index.md)"
+            )
+        count = len(lecture_names(ROOT, lang))
+        print(f"website: {lang}, {count} lectures, built in {time.perf_counter() - start:.1f} s")
+    problems = failed + check_pages(out, ROOT) + check_links(out)
+    if args.check_browser and not failed:
+        problems += check_browser(out, ROOT, (ROOT / args.shots).resolve())
+    if problems:
+        print(f"website: {len(problems)} problem(s):", file=sys.stderr)
+        for problem in problems:
+            print(f"  - {problem}", file=sys.stderr)
+        return 1
+    print(f"website: {out} ({_size(out) / 1e6:.1f} MB), every internal link resolves")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Sphinx configuration of the course website, one file for both languages.
+
+The language comes from ``-D language=en|zh`` (``zh_CN`` also works) or, without it, from
+``GATHER_SITE_LANG``; ``website/build.py`` stages each language's pages and sets both.
+Lecture pages are the stored notebooks, rendered as they are (never executed).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from sphinx.application import Sphinx
+from sphinx.config import Config
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from build import (  # noqa: E402  (website/ is not a package: found through sys.path)
+    ROOT,
+    binder_url,
+    lecture_names,
+    repository,
+    site_lang,
+    switch_href,
+)
+
+project = "gather-course"
+author = "the gather-course authors"
+copyright = "the gather-course authors, MIT licence"
+language = os.environ.get("GATHER_SITE_LANG", "en")
+
+extensions = ["myst_nb"]
+nb_execution_mode = "off"  # the stored outputs are the lecture: figures and tables as stored
+nb_merge_streams = True
+myst_enable_extensions = ["dollarmath", "colon_fence"]
+myst_heading_anchors = 3
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "_extra"]
+templates_path = [str(HERE / "_templates")]
+html_static_path = [str(HERE / "_static")]
+html_css_files = ["site.css"]
+nitpicky = True
+
+html_theme = "sphinx_book_theme"
+html_title = "gather-course"
+html_copy_source = False  # the .ipynb downloads are the notebooks themselves (_extra)
+html_show_sourcelink = False
+html_theme_options = {
+    "article_header_end": ["gc-switch.html", "article-header-buttons.html"],
+    "use_download_button": False,
+    "home_page_in_toc": True,
+    "show_navbar_depth": 1,
+    "navbar_persistent": [],  # the sidebar has the search field; no second one in a top bar
+}
+
+# The words of the bar above each lecture, and of the language switch.
+WORDS = {
+    "en": {
+        "switch": "中文",
+        "switch_title": "这一页的中文版",
+        "binder": "Open in Binder",
+        "binder_title": "Run this lecture in JupyterLab on mybinder.org (nothing to install)",
+        "download": "Download .ipynb",
+        "local": "Open in your JupyterLab: <code>gather-course start</code>, then {path}",
+        "title": "gather-course: torch.gather, lecture by lecture",
+    },
+    "zh": {
+        "switch": "English",
+        "switch_title": "This page in English",
+        "binder": "在 Binder 中打开",
+        "binder_title": "在 mybinder.org 的 JupyterLab 中运行本讲（无需安装）",
+        "download": "下载 .ipynb",
+        "local": (
+            "在自己的 JupyterLab 中打开：运行 <code>gather-course start</code>，"
+            "把下载的文件放进它打开的文件夹，再打开 {path}"
+        ),
+        "title": "gather-course：逐讲学习 torch.gather",
+    },
+}
+
+
+def _config_inited(app: Sphinx, config: Config) -> None:
+    """Settle the language: ``en`` or ``zh`` here, ``zh_CN`` for Sphinx's own words."""
+    lang = site_lang(config.language)
+    config.language = "zh_CN" if lang == "zh" else "en"
+    config.html_title = WORDS[lang]["title"]
+    config.gc_lang = lang
+    # Staged by build.py next to the pages: the .ipynb downloads and the exercises.
+    extra = Path(app.srcdir) / "_extra"
+    config.html_extra_path = [str(extra)] if extra.is_dir() else []
+
+
+def _page_context(
+    app: Sphinx, pagename: str, templatename: str, context: dict, doctree: object
+) -> None:
+    lang = app.config.gc_lang
+    words = WORDS[lang]
+    other = "zh" if lang == "en" else "en"
+    twins = set(lecture_names(ROOT, other))
+    context["gc_switch_href"] = switch_href(lang, pagename, twins)
+    context["gc_switch_label"] = words["switch"]
+    context["gc_switch_title"] = words["switch_title"]
+    context["gc_switch_lang"] = "zh-Hans" if other == "zh" else "en"
+    if not pagename.startswith("notebooks/") or "body" not in context:
+        return
+    name = pagename.split("/", 1)[1]
+    path = ("zh/" if lang == "zh" else "") + f"notebooks/{name}.ipynb"
+    bar = (
+        '<div class="gc-launch">'
+        f'<a class="gc-binder" href="{binder_url(repository(ROOT), path)}" '
+        f'title="{words["binder_title"]}">{words["binder"]}</a>'
+        f'<a class="gc-download" href="{name}.ipynb" download>{words["download"]}</a>'
+        f'<span class="gc-local">{words["local"].format(path=f"<code>{path}</code>")}</span>'
+        "</div>"
+    )
+    context["body"] = bar + context["body"]
+
+
+def setup(app: Sphinx) -> dict:
+    app.add_config_value("gc_lang", "en", "html")
+    app.connect("config-inited", _config_inited)
+    app.connect("html-page-context", _page_context)
+    return {"parallel_read_safe": True}
