@@ -14,7 +14,7 @@ import pytest
 
 PARTS = (
     ("grading", ("tests/test_grading_e2e.py",)),  # first match wins
-    ("notebooks", ("notebooks/", "solutions/")),
+    ("notebooks", ("notebooks/", "solutions/", "zh/notebooks/", "zh/solutions/")),
     ("unit", ("",)),
 )
 _seconds: dict[str, float] = defaultdict(float)

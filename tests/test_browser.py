@@ -533,3 +533,22 @@ def test_run_all_on_a_blank_exercise_shows_a_verdict_under_every_test_cell(lab, 
             f"test cell {i} shows no not-attempted verdict:\n{shown}"
         )
         assert_no_library_frames(shown, f"test cell {i}'s verdict")
+
+
+def test_a_chinese_exercise_speaks_chinese_without_any_setting(lab, page):
+    """The Chinese edition's notebook says its language in its metadata: JupyterLab tells
+    the kernel which notebook it runs, and the verdict comes in Chinese, untangled."""
+    rel = "zh_basics.ipynb"  # the learner's copy of the Chinese exercise
+    shutil.copy2(ROOT / "zh" / "exercises" / "basics" / "basics.ipynb", lab.work / rel)
+    nb = Notebook(page, lab, rel)
+    ids = {c["metadata"].get("nbgrader", {}).get("grade_id"): i for i, c in nb.cells_json.items()}
+    setup, answer, test = ids["setup"], ids["pick_per_row"], ids["test_pick_per_row"]
+    nb.run_cell(setup)
+    nb.type_into(answer, "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]")
+    nb.run_cell(answer)
+    nb.run_cell(test)
+    shown = nb.output_text(test)
+    nb.shot("zh_basics_wrong_answer", cell=test)
+    assert "❌ 不正确 (basics.pick_per_row)" in shown, f"no Chinese verdict:\n{shown}"
+    assert "期望值" in shown and "Incorrect" not in shown, shown
+    assert_no_library_frames(shown, "the Chinese verdict")

@@ -1,0 +1,1 @@
+../nbgrader_config.py
