@@ -119,10 +119,8 @@ def sync(root: Path, accept: bool = False) -> list[str]:
                 )
                 if same_code:
                     new.source = old.source
-            has_text = _has_text(cell)
-            untranslated = old is None or new.source == cell.source
-            changed = done.get(cell.get("id")) != _digest(cell)
-            if has_text and (untranslated or changed) and not accept:
+            changed = old is None or done.get(cell.get("id")) != _digest(cell)
+            if _has_text(cell) and changed and not accept:
                 todo.append(f"{name}, cell {cell.get('id')} ({cell.cell_type})")
             cells.append(new)
         zh.cells = cells

@@ -258,7 +258,7 @@ def test_hints_and_tasks_in_chinese(monkeypatch):
     monkeypatch.setenv(LANG_ENV, "zh")
     hint, task = str(q.hint(1)), q._repr_markdown_()
     assert hint.startswith("**提示 1/") and CJK.search(hint.split("):", 1)[1])
-    assert "编写 `pick_per_row(x, cols)`" in task and "**规则：**" in task
+    assert "编写 `pick_per_row(x, cols)`" in task and "**规则**：" in task
     assert q.hints[0] not in hint and q.task not in task  # the English texts are gone
 
 

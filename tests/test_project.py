@@ -44,6 +44,7 @@ def test_ci_runs_the_readme_commands_verbatim():
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert readme_command("setup") in ci
     assert readme_command("test") in ci
+    assert any(line.startswith(readme_command("test-zh")) for line in ci)
     assert "pip install" in readme_command("setup")
 
 

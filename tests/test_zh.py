@@ -1,0 +1,217 @@
+"""The Chinese edition (zh/): every lecture and exercise has a Chinese twin that differs from
+the English only in its translated text, its translations are not older than the English, and
+the Chinese exercises are released, checked and graded like the English ones."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import filecmp
+import json
+import re
+import shutil
+
+import nbformat
+import pytest
+
+from gather_course._course import check_notebook, course_root, release
+from gather_course._twins import (
+    code_without_comments,
+    read_sources,
+    stale_cells,
+    sync,
+    twin_problems,
+    twins,
+)
+from gather_course._workcopy import make_working_copy
+from tests.helpers import ROOT, cli
+
+ZH = ROOT / "zh"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+PAIRS = twins(ROOT)
+ENGLISH = [
+    *sorted((ROOT / "notebooks").glob("*.ipynb")),
+    *sorted((ROOT / "solutions").glob("**/*.ipynb")),
+]
+
+
+def _english_words(markdown: str) -> bool:
+    """Whether Markdown has English prose outside code spans, code blocks, math and links."""
+    text = re.sub(r"```.*?```|`[^`]*`|\$[^$]*\$|\]\([^)]*\)|<[^>]+>", " ", markdown, flags=re.S)
+    return bool(re.search(r"[A-Za-z]{3,} [A-Za-z]{2,} [A-Za-z]{2,}", text))
+
+
+def test_every_english_notebook_has_a_chinese_twin():
+    twinned = {en for en, _zh in PAIRS}
+    missing = [p.relative_to(ROOT).as_posix() for p in ENGLISH if p not in twinned]
+    assert not missing, f"no Chinese twin in zh/ for: {missing}"
+
+
+@pytest.mark.parametrize("en, zh", PAIRS, ids=[p.relative_to(ROOT).as_posix() for p, _ in PAIRS])
+def test_a_chinese_notebook_is_its_english_twin_with_the_text_translated(en, zh):
+    name = en.relative_to(ROOT).as_posix()
+    english, chinese = nbformat.read(en, as_version=4), nbformat.read(zh, as_version=4)
+    assert not twin_problems(english, chinese, name)
+    untranslated = [
+        c.get("id")
+        for c in chinese.cells
+        if c.cell_type == "markdown" and _english_words(c.source) and not CJK.search(c.source)
+    ]
+    assert not untranslated, (
+        f"{zh.relative_to(ROOT)}: Markdown cells still in English: {untranslated}"
+    )
+
+
+def test_no_translation_is_older_than_its_english():
+    recorded = read_sources(ROOT)
+    stale = []
+    for en, _zh in PAIRS:
+        name = en.relative_to(ROOT).as_posix()
+        stale += stale_cells(nbformat.read(en, as_version=4), recorded.get(name, {}), name)
+    assert not stale, (
+        "translate these cells in zh/ again, then run `gather-course twins --accept`: "
+        + "; ".join(stale)
+    )
+
+
+def test_the_twin_checks_find_drift():
+    en, zh = PAIRS[0]
+    english = nbformat.read(en, as_version=4)
+    code = next(i for i, c in enumerate(english.cells) if c.cell_type == "code" and c.outputs)
+    tampered = copy.deepcopy(english)
+    tampered.metadata["gather_course"] = {"lang": "zh"}
+    assert twin_problems(english, tampered, "x") == []
+    tampered.cells[code].source += "\nx = 1  # 注释"
+    tampered.cells[code].outputs = []
+    problems = twin_problems(english, tampered, "x")
+    assert len(problems) == 2 and "code differs" in problems[0] and "outputs" in problems[1]
+    del tampered.cells[0]
+    assert "ids, order" in twin_problems(english, tampered, "x")[0]
+    assert stale_cells(english, {}, "x"), "a cell never translated counts as stale"
+    assert code_without_comments("a = '# kept'  # dropped\n\n# gone\nb = 2") == [
+        "a = '# kept'",
+        "b = 2",
+    ]
+
+
+def test_twins_rebuilds_from_the_english_and_lists_what_to_translate(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "zh" / "notebooks").mkdir(parents=True)
+    english = nbformat.v4.new_notebook()
+    english.cells = [
+        nbformat.v4.new_markdown_cell("The formula", id="m1"),
+        nbformat.v4.new_code_cell("x = 1  # one", id="c1"),
+    ]
+    english.cells[1].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    nbformat.write(english, tmp_path / "notebooks" / "01.ipynb")
+    chinese = copy.deepcopy(english)
+    chinese.cells[0].source = "公式"
+    chinese.cells[1].source = "x = 1  # 一"
+    chinese.cells[1].outputs = []
+    nbformat.write(chinese, tmp_path / "zh" / "notebooks" / "01.ipynb")
+
+    assert sync(tmp_path, accept=True) == []
+    rebuilt = nbformat.read(tmp_path / "zh" / "notebooks" / "01.ipynb", as_version=4)
+    assert [c.source for c in rebuilt.cells] == ["公式", "x = 1  # 一"]
+    assert rebuilt.cells[1].outputs == english.cells[1].outputs  # outputs come from the English
+    assert sync(tmp_path) == []
+
+    english.cells[0].source = "The formula, again"  # the English changes, and grows a cell
+    english.cells.append(nbformat.v4.new_markdown_cell("New text", id="m2"))
+    nbformat.write(english, tmp_path / "notebooks" / "01.ipynb")
+    todo = sync(tmp_path)
+    assert todo == [
+        "notebooks/01.ipynb, cell m1 (markdown)",
+        "notebooks/01.ipynb, cell m2 (markdown)",
+    ]
+    rebuilt = nbformat.read(tmp_path / "zh" / "notebooks" / "01.ipynb", as_version=4)
+    assert [c.source for c in rebuilt.cells] == ["公式", "x = 1  # 一", "New text"]
+
+
+def test_the_chinese_course_is_graded_with_the_english_settings():
+    assert course_root(ZH) == ZH.resolve()
+    assert (ZH / "nbgrader_config.py").read_text() == (ROOT / "nbgrader_config.py").read_text()
+    readme = (ZH / "exercises" / "README.md").read_text(encoding="utf-8")
+    assert "请勿手改" in readme and "gather-course release --course zh" in readme
+
+
+def test_release_regenerates_the_chinese_exercises_byte_identically(tmp_path):
+    written = release(course_root(ZH), tmp_path)
+    stored = sorted(p.relative_to(ZH / "exercises") for p in (ZH / "exercises").glob("*/*.ipynb"))
+    assert sorted(p.relative_to(tmp_path) for p in written) == stored and stored
+    for rel in stored:
+        assert filecmp.cmp(tmp_path / rel, ZH / "exercises" / rel, shallow=False), (
+            f"zh/exercises/{rel} is not what `gather-course release --course zh` writes"
+        )
+
+
+def test_check_passes_a_chinese_solution_and_fails_an_untouched_exercise(tmp_path):
+    solution, student = tmp_path / "solution.ipynb", tmp_path / "student.ipynb"
+    shutil.copy2(ZH / "solutions" / "basics" / "basics.ipynb", solution)
+    shutil.copy2(ZH / "exercises" / "basics" / "basics.ipynb", student)
+    reports, _notes = check_notebook(solution)
+    assert reports and all(r.passed for r in reports)
+    reports, _notes = check_notebook(student)
+    assert reports and all(r.status == "not attempted" for r in reports)
+    meta = json.loads(student.read_text(encoding="utf-8"))["metadata"]["gather_course"]
+    assert meta["lang"] == "zh"
+
+
+def test_start_copies_the_edition_asked_for(tmp_path):
+    copied = make_working_copy(tmp_path / "work", course=ROOT, lang="zh")
+    assert copied.added and not copied.kept
+    for rel in copied.added:
+        assert (copied.folder / rel).read_bytes() == (ZH / rel).read_bytes()
+    assert {p.parts[0] for p in copied.added} == {"notebooks", "exercises"}
+
+
+def test_the_glossary_lists_the_terms_the_lectures_use():
+    glossary = (ZH / "glossary.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|", glossary, flags=re.M)[2:]
+    lectures = "".join(p.read_text(encoding="utf-8") for p in (ZH / "notebooks").glob("*.ipynb"))
+    terms = [zh.split("（")[0] for zh, _en in rows]
+    assert len(terms) >= 25
+    unused = [t for t in terms if t not in lectures]
+    assert len(unused) <= len(terms) // 4, f"glossary terms no lecture uses: {unused}"
+
+
+# nbgrader's gradebook code warns about its own SQLAlchemy session use (not ours).
+@pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
+def test_grading_the_chinese_course_gives_the_solution_full_marks_and_a_blank_zero(tmp_path):
+    course = tmp_path / "zh"
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(ZH / folder, course / folder)
+    shutil.copy2(ZH / "nbgrader_config.py", course / "nbgrader_config.py")  # the file it links
+    for student, source in [("li", "solutions"), ("wang", "exercises")]:
+        folder = course / "submitted" / student / "topk"
+        folder.mkdir(parents=True)
+        shutil.copy2(ZH / source / "topk" / "topk.ipynb", folder / "topk.ipynb")
+    done = cli("grade", "topk", "--course", str(course), "--jobs", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {r["student"]: r for r in csv.DictReader((course / "grades-topk.csv").open())}
+    assert rows["li"]["status"] == rows["wang"]["status"] == "graded"
+    assert float(rows["li"]["score"]) == float(rows["li"]["max_score"]) > 0
+    assert float(rows["wang"]["score"]) == 0
+
+
+def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):
+    """A Chinese task cell states the question's title, task and rules exactly as
+    `exercise(qid)` and the check word them in Chinese, so the two never disagree."""
+    from gather_course import exercise
+    from gather_course._i18n import LANG_ENV, _
+    from gather_course._referee import graded_cells
+
+    monkeypatch.setenv(LANG_ENV, "zh")
+    checked = 0
+    for path in sorted((ZH / "solutions").glob("*/*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nb.cells}
+        for _gid, qid, _points in graded_cells(nb):
+            q = exercise(qid)
+            task = cells[f"task_{q.name}"]
+            rules = _("**Rules:** {rules}").format(rules=q.rules) if q.rules else ""
+            for text in (_(q.title), _(q.task), rules):
+                assert text in task, f"{path.relative_to(ROOT)}, {qid}: {text[:60]!r} is missing"
+            checked += 1
+    assert checked == 15
