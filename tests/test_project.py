@@ -4,6 +4,7 @@ import ast
 import re
 
 import nbformat
+import pytest
 import tomllib
 import yaml
 from packaging.requirements import Requirement
@@ -179,3 +180,23 @@ def test_every_lecture_names_its_source_articles_in_a_table():
         )
         for article, title in rows.items():
             assert article == "003-C" or article == "000" or cjk.search(title), (path.name, article)
+
+
+SEEDS = ROOT.parent / "shared" / "seeds"  # the source articles, next to a maintainer's checkout
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the source articles are not in ../shared/seeds")
+def test_every_quote_of_an_article_is_copied_exactly_from_it():
+    """A correction quotes the article's own sentence (`> 原文（001 §4）：「…」`), so a reader
+    can find it: every quoted sentence or code span is a verbatim piece of an article."""
+    articles = "".join(p.read_text(encoding="utf-8") for p in sorted(SEEDS.glob("*.txt")))
+    quotes, wrong = 0, []
+    for path in sorted(ROOT.glob("notebooks/*.ipynb")) + sorted(ROOT.glob("zh/notebooks/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            lines = [x for x in cell.source.splitlines() if x.lstrip().startswith("> 原文")]
+            for line in lines if cell.cell_type == "markdown" else []:
+                for quote in re.findall(r"「(.+?)」", line) + re.findall(r"`([^`]+)`", line):
+                    quotes += 1
+                    if quote not in articles:
+                        wrong.append(f"{path.relative_to(ROOT)}: {quote[:60]}")
+    assert quotes >= 30 and not wrong, wrong
