@@ -305,3 +305,18 @@ def test_pages_workflow_publishes_the_site_built_by_the_same_command():
     assert "python website/build.py" in runs
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages"))
     assert upload["with"]["path"].rstrip("/") == "build/site"
+
+
+def test_the_zh_site_offers_the_chinese_exercises_and_falls_back_to_the_english(tmp_path):
+    root = _course(tmp_path, zh=["01_a"])
+    _, exercises = build.landing_sections(root, "zh")
+    assert "练习本目前只有英文版" in exercises and "exercises/ea/ea.ipynb" in exercises
+    _write(root / "zh" / "exercises" / "ea" / "ea.ipynb", '{"zh": 1}')
+    _, exercises = build.landing_sections(root, "zh")
+    assert "练习本目前只有英文版" not in exercises and "exercises/aa" not in exercises
+    assert '- 第 01 讲：<a href="exercises/ea/ea.ipynb" download>' in exercises
+    src = tmp_path / "src"
+    build.stage(root, "zh", src)
+    assert (src / "_extra" / "exercises" / "ea" / "ea.ipynb").read_text() == '{"zh": 1}'
+    build.stage(root, "en", tmp_path / "en")
+    assert (tmp_path / "en" / "_extra" / "exercises" / "ea" / "ea.ipynb").read_text() == "{}"

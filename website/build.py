@@ -63,9 +63,23 @@ def lecture_names(root: Path, lang: str) -> list[str]:
     return sorted(p.stem for p in folder.glob("[0-9]*.ipynb")) if folder.is_dir() else []
 
 
-def exercise_names(root: Path) -> list[str]:
-    """The student exercise notebooks, as paths relative to the root."""
-    return sorted(p.relative_to(root).as_posix() for p in (root / "exercises").glob("*/*.ipynb"))
+def exercise_names(root: Path, lang: str = "en") -> list[str]:
+    """A language's student exercise notebooks, as paths relative to its edition's root
+    (``exercises/<a>/<a>.ipynb``; the Chinese ones are stored under ``zh/``)."""
+    base = edition_root(root, lang)
+    return sorted(p.relative_to(base).as_posix() for p in (base / "exercises").glob("*/*.ipynb"))
+
+
+def edition_root(root: Path, lang: str) -> Path:
+    """Where a language's edition is stored: the repository, or ``zh/`` in it."""
+    return root if lang == "en" else root / lang
+
+
+def exercises_shown(root: Path, lang: str) -> tuple[Path, list[str]]:
+    """The exercises a language's site offers, and the root they are read from: its own,
+    else the English ones."""
+    own = exercise_names(root, lang)
+    return (edition_root(root, lang), own) if own else (root, exercise_names(root, "en"))
 
 
 def lecture_title(path: Path) -> str:
@@ -176,14 +190,15 @@ def landing_sections(root: Path, lang: str) -> tuple[str, str]:
                 lines.append(f'- <a href="../notebooks/{name}.html" hreflang="en">{title}</a>')
             lines.append("")
     exercises = []
-    if words["exercises_intro"]:
+    base, shown = exercises_shown(root, lang)
+    if words["exercises_intro"] and base == root and lang != "en":
         exercises += [words["exercises_intro"], ""]
     by_exercise = {
         _exercise_of(root, lecture_dir(root, "en") / f"{n}.ipynb"): n
         for n in lecture_names(root, "en")
     }
     # In the lectures' order; an exercise no lecture names comes last.
-    for path in sorted(exercise_names(root), key=lambda p: (by_exercise.get(p, "~"), p)):
+    for path in sorted(shown, key=lambda p: (by_exercise.get(p, "~"), p)):
         lecture = by_exercise.get(path)
         before = words["after"].format(n=lecture[:2]) if lecture else ""
         exercises.append(f'- {before}<a href="{path}" download><code>{path}</code></a>')
@@ -206,9 +221,10 @@ def stage(root: Path, lang: str, src: Path) -> None:
         notebook = lecture_dir(root, lang) / f"{name}.ipynb"
         shutil.copy2(notebook, src / "notebooks" / notebook.name)  # the page
         shutil.copy2(notebook, extra / "notebooks" / notebook.name)  # its download
-    for path in exercise_names(root):
+    base, shown = exercises_shown(root, lang)
+    for path in shown:
         (extra / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / path, extra / path)
+        shutil.copy2(base / path, extra / path)
     lectures, exercises = landing_sections(root, lang)
     landing = (HERE / lang / "index.md").read_text(encoding="utf-8")
     for marker, text in (("<!-- lectures -->", lectures), ("<!-- exercises -->", exercises)):
