@@ -72,8 +72,8 @@ WORDS = {
         "binder_title": "在 mybinder.org 的 JupyterLab 中运行本讲（无需安装）",
         "download": "下载 .ipynb",
         "local": (
-            "在自己的 JupyterLab 中打开：运行 <code>gather-course start</code>，"
-            "把下载的文件放进它打开的文件夹，再打开 {path}"
+            "在自己的 JupyterLab 中打开：运行 <code>gather-course start --lang zh</code>，"
+            "再打开 {path}"
         ),
         "title": "gather-course：逐讲学习 torch.gather",
     },
@@ -111,7 +111,8 @@ def _page_context(
         f'<a class="gc-binder" href="{binder_url(repository(ROOT), path)}" '
         f'title="{words["binder_title"]}">{words["binder"]}</a>'
         f'<a class="gc-download" href="{name}.ipynb" download>{words["download"]}</a>'
-        f'<span class="gc-local">{words["local"].format(path=f"<code>{path}</code>")}</span>'
+        # the working copy `gather-course start [--lang zh]` makes holds notebooks/ either way
+        f'<span class="gc-local">{words["local"].format(path=f"<code>notebooks/{name}.ipynb</code>")}</span>'
         "</div>"
     )
     context["body"] = bar + context["body"]
