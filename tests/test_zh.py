@@ -215,3 +215,22 @@ def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):
                 assert text in task, f"{path.relative_to(ROOT)}, {qid}: {text[:60]!r} is missing"
             checked += 1
     assert checked == 15
+
+
+def test_a_class_release_of_the_chinese_course_words_its_variants_in_chinese(tmp_path, monkeypatch):
+    from gather_course import exercise
+    from gather_course._classes import release_class
+    from gather_course._i18n import LANG_ENV, _
+
+    info = release_class(course_root(ZH), 7, tmp_path / "class", execute=False)
+    monkeypatch.setenv(LANG_ENV, "zh")
+    for name in ("topk", "vision"):
+        nb = nbformat.read(tmp_path / "class" / "solutions" / name / f"{name}.ipynb", 4)
+        cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nb.cells}
+        for qid, variant in info["variants"][name].items():
+            q, public = exercise(qid, variant), exercise(qid)
+            task = cells[f"task_{q.name}"]
+            assert _(q.task) in task and _(q.title) in task, (qid, variant)
+            assert variant == "public" or _(public.task) not in task
+            assert ".hint(" not in task and "不提供提示和参考解答" in task
+        assert not any(c.cell_type == "markdown" and "Stuck?" in c.source for c in nb.cells)
