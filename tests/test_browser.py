@@ -473,6 +473,19 @@ def test_a_lecture_runs_top_to_bottom_without_errors(lab, page):
         assert nb.error_outputs(i), f"cell {i} is tagged raises-exception but shows no error"
 
 
+WRONG_PICK = "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]"
+
+
+def answer_and_test(nb: Notebook, answer: int, test: int, code: str, shot: str) -> str:
+    """Type ``code`` into the answer cell, run it and its test cell; the test cell's output."""
+    nb.type_into(answer, code)
+    nb.run_cell(answer)
+    nb.run_cell(test)
+    shown = nb.output_text(test)
+    nb.shot(shot, cell=test)
+    return shown
+
+
 def _question_cells(cells: dict[int, dict], name: str) -> tuple[int, int]:
     answer = next(i for i, c in cells.items() if source(c).startswith(f"def {name}("))
     test = next(i for i, c in cells.items() if source(c).startswith(f"# Test of {name}"))
@@ -492,22 +505,15 @@ def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
     nb.run_cell(setup)
     assert not nb.error_outputs(setup), nb.output_text(setup)
 
-    nb.type_into(answer, "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]")
-    nb.run_cell(answer)
-    nb.run_cell(test)
-    shown = nb.output_text(test)
-    nb.shot("basics_wrong_answer", cell=test)
+    shown = answer_and_test(nb, answer, test, WRONG_PICK, "basics_wrong_answer")
     assert "basics.pick_per_row" in shown, f"no verdict under the test cell:\n{shown}"
     assert FAILED.search(shown), f"the verdict does not say it failed:\n{shown}"
     assert "✅" not in shown
     assert_no_library_frames(shown, "the failed verdict")
     validate_shows_the_verdict_first(nb, "Incorrect (basics.pick_per_row)")
 
-    nb.type_into(answer, "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)")
-    nb.run_cell(answer)
-    nb.run_cell(test)
-    shown = nb.output_text(test)
-    nb.shot("basics_right_answer", cell=test)
+    right = "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)"
+    shown = answer_and_test(nb, answer, test, right, "basics_right_answer")
     assert "basics.pick_per_row" in shown and "✅" in shown, f"no passed verdict:\n{shown}"
     assert not nb.error_outputs(test), shown
     assert_no_library_frames(shown, "the passed verdict")
@@ -544,11 +550,7 @@ def test_a_chinese_exercise_speaks_chinese_without_any_setting(lab, page):
     ids = {c["metadata"].get("nbgrader", {}).get("grade_id"): i for i, c in nb.cells_json.items()}
     setup, answer, test = ids["setup"], ids["pick_per_row"], ids["test_pick_per_row"]
     nb.run_cell(setup)
-    nb.type_into(answer, "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]")
-    nb.run_cell(answer)
-    nb.run_cell(test)
-    shown = nb.output_text(test)
-    nb.shot("zh_basics_wrong_answer", cell=test)
+    shown = answer_and_test(nb, answer, test, WRONG_PICK, "zh_basics_wrong_answer")
     assert "❌ 不正确 (basics.pick_per_row)" in shown, f"no Chinese verdict:\n{shown}"
     assert "期望值" in shown and "Incorrect" not in shown, shown
     assert_no_library_frames(shown, "the Chinese verdict")
