@@ -85,8 +85,18 @@ def make_working_copy(
                 "(no {marker}). Pick a new or empty folder, so nothing of yours gets mixed in."
             ).format(folder=folder, marker=MARKER)
         )
-    if (lang or language()) == "zh":
+    edition = lang or language()
+    if edition == "zh":
         course = course / "zh"
+    made_for = _edition_of(folder / MARKER)
+    if made_for is not None and made_for != edition:
+        raise GatherCourseError(
+            _(
+                "{folder} is a working copy of the {had} edition, and you asked for the "
+                "{want} one: the two share file names, so pick another folder for it, e.g. "
+                "`gather-course start {folder}-{want} --lang {want}`."
+            ).format(folder=folder, had=made_for, want=edition)
+        )
     files = course_files(course)
     copied = Copied(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -101,8 +111,21 @@ def make_working_copy(
         copied.added.append(rel)
     marker = folder / MARKER
     if not marker.exists():
-        marker.write_text(json.dumps({"course": str(course)}, indent=1) + "\n", encoding="utf-8")
+        marker.write_text(
+            json.dumps({"course": str(course), "lang": edition}, indent=1) + "\n",
+            encoding="utf-8",
+        )
     return copied
+
+
+def _edition_of(marker: Path) -> str | None:
+    """The edition (``en``, ``zh``) an earlier working copy was made of; None when new."""
+    if not marker.is_file():
+        return None
+    try:
+        return str(json.loads(marker.read_text(encoding="utf-8")).get("lang", "en"))
+    except (ValueError, AttributeError):
+        return "en"
 
 
 def lab_command(folder: Path, extra: list[str]) -> tuple[list[str], dict[str, str]]:

@@ -80,7 +80,7 @@ def _start(args: argparse.Namespace) -> int:
             ).format(n=len(copied.kept))
         )
     if args.no_lab:
-        shown = args.dir or DEFAULT_DIR
+        shown = f"{args.dir or DEFAULT_DIR}" + (f" --lang {args.lang}" if args.lang else "")
         print(_("Open it with: gather-course start {where}").format(where=shown))
         return 0
     command, env = lab_command(where, args.lab_args)

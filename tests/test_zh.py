@@ -14,6 +14,7 @@ import shutil
 import nbformat
 import pytest
 
+from gather_course import GatherCourseError
 from gather_course._course import check_notebook, course_root, release
 from gather_course._twins import (
     code_without_comments,
@@ -234,3 +235,12 @@ def test_a_class_release_of_the_chinese_course_words_its_variants_in_chinese(tmp
             assert variant == "public" or _(public.task) not in task
             assert ".hint(" not in task and "不提供提示和参考解答" in task
         assert not any(c.cell_type == "markdown" and "Stuck?" in c.source for c in nb.cells)
+
+
+def test_a_working_copy_keeps_to_its_edition(tmp_path):
+    make_working_copy(tmp_path / "work", course=ROOT, lang="en")
+    with pytest.raises(GatherCourseError, match="working copy of the en edition") as info:
+        make_working_copy(tmp_path / "work", course=ROOT, lang="zh")
+    assert f"gather-course start {tmp_path / 'work'}-zh --lang zh" in str(info.value)
+    again = make_working_copy(tmp_path / "work", course=ROOT, lang="en")
+    assert not again.added and again.kept  # the same edition again: nothing overwritten
