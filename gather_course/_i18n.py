@@ -16,10 +16,13 @@ catalog, or a message without a translation, shows the English text.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import gettext
 import io
 import os
+from collections.abc import Iterator
 from importlib.resources import files
 
 LANG_ENV = "GATHER_COURSE_LANG"
@@ -28,11 +31,28 @@ _DOMAIN = "gather_course"
 
 def language() -> str:
     """``zh`` for ``GATHER_COURSE_LANG=zh`` (also ``zh_CN``, ``zh-Hans``), else ``en``; unset,
-    the language of the notebook JupyterLab runs this kernel for."""
+    the language of the notebook in hand (:func:`about_notebook`), or of the notebook
+    JupyterLab runs this kernel for."""
     value = os.environ.get(LANG_ENV, "").strip().lower().replace("-", "_")
     if not value:
-        return _notebook_language(os.environ.get(_SESSION_ENV, ""))
+        return _ABOUT.get() or _notebook_language(os.environ.get(_SESSION_ENV, ""))
     return "zh" if value.startswith("zh") else "en"
+
+
+_ABOUT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "gather_course_about", default=None
+)
+
+
+@contextlib.contextmanager
+def about_notebook(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Speak the language of the notebook at ``path`` meanwhile (``GATHER_COURSE_LANG`` still
+    wins): what ``gather-course check`` says about a Chinese notebook is Chinese."""
+    token = _ABOUT.set(_notebook_language(os.path.abspath(path)))
+    try:
+        yield
+    finally:
+        _ABOUT.reset(token)
 
 
 _SESSION_ENV = "JPY_SESSION_NAME"  # jupyter_server gives a notebook's kernel its path

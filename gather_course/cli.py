@@ -41,6 +41,13 @@ def _execute(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
+    from ._i18n import about_notebook
+
+    with about_notebook(args.notebook):
+        return _check_report(args)
+
+
+def _check_report(args: argparse.Namespace) -> int:
     from ._course import check_notebook
 
     reports, notes = check_notebook(args.notebook, timeout=args.timeout)
@@ -98,9 +105,7 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _progress(args: argparse.Namespace) -> int:
-    from ._course import check_notebook
-    from ._referee import Referee
-    from ._sandbox import Worker
+    from ._i18n import about_notebook
     from ._workcopy import exercise_notebooks, working_dir
 
     folder = working_dir(args.dir)
@@ -111,6 +116,15 @@ def _progress(args: argparse.Namespace) -> int:
                 "no exercise notebooks in {where}; `gather-course start {folder}` copies them back."
             ).format(where=folder / "exercises", folder=folder)
         )
+    with about_notebook(notebooks[0]):  # a working copy holds one edition
+        return _progress_report(args, folder, notebooks)
+
+
+def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Path]) -> int:
+    from ._course import check_notebook
+    from ._referee import Referee
+    from ._sandbox import Worker
+
     marks = {"passed": "✓", "not attempted": "·"}
     done = total = 0
     print(

@@ -244,3 +244,20 @@ def test_a_working_copy_keeps_to_its_edition(tmp_path):
     assert f"gather-course start {tmp_path / 'work'}-zh --lang zh" in str(info.value)
     again = make_working_copy(tmp_path / "work", course=ROOT, lang="en")
     assert not again.added and again.kept  # the same edition again: nothing overwritten
+
+
+def test_check_and_progress_speak_the_language_of_the_notebook(tmp_path, monkeypatch):
+    from gather_course._i18n import LANG_ENV
+
+    monkeypatch.delenv(LANG_ENV, raising=False)
+    student = tmp_path / "topk.ipynb"
+    shutil.copy2(ZH / "exercises" / "topk" / "topk.ipynb", student)
+    done = cli("check", str(student))
+    assert done.returncode == 1 and "尚未作答" in done.stdout and "未通过" in done.stdout
+    assert "Not attempted" not in done.stdout and "questions fail" not in done.stdout
+    monkeypatch.setenv(LANG_ENV, "en")  # the setting wins
+    assert "Not attempted" in cli("check", str(student)).stdout
+    monkeypatch.delenv(LANG_ENV)
+    work = make_working_copy(tmp_path / "work", course=ROOT, lang="zh").folder
+    shown = cli("progress", str(work)).stdout
+    assert "道题中通过" in shown and "questions pass" not in shown
