@@ -193,7 +193,7 @@ question(
         "ignores the memory layout, so the strides of a non-contiguous input would be "
         "wrong. On a `[2, 3, 4]` input with `dim=1` the strides are `(12, 4, 1)`; the "
         "output element at `(1, 0, 2)` with `index[1, 0, 2] = 2` reads coordinates `(1, 2, 2)`, "
-        "at linear position 1*12 + 2*4 + 2*1 = 22. Add up such terms over the dims, as "
+        "at linear position `1*12 + 2*4 + 2*1 = 22`. Add up such terms over the dims, as "
         "whole tensors, and `take` from `input` at the sum.",
     ),
     solution_code="""
