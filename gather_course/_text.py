@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Sequence
 from typing import Any
 
@@ -48,11 +50,14 @@ def type_name(obj: Any) -> str:
 _NO_LINE_START = "，。、；：？！）」』》"
 
 
+def _wide(ch: str) -> bool:
+    """Whether ``ch`` takes two terminal columns (East Asian wide or full-width)."""
+    return unicodedata.east_asian_width(ch) in "WF"
+
+
 def _columns(text: str) -> int:
     """How many terminal columns ``text`` takes: East Asian wide characters take two."""
-    import unicodedata
-
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return sum(2 if _wide(ch) else 1 for ch in text)
 
 
 def wrap(text: str, width: int, indent: str = "") -> list[str]:
@@ -64,12 +69,6 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
     >>> wrap("a bb ccc", 6)
     ['a bb', 'ccc']
     """
-    import re
-    import unicodedata
-
-    def wide(ch: str) -> bool:
-        return unicodedata.east_asian_width(ch) in "WF"
-
     # pieces: runs of narrow non-space characters, single wide characters, and spaces
     pieces = re.findall(r"\s+|[^\s]", text)
     tokens: list[str] = []
@@ -78,7 +77,7 @@ def wrap(text: str, width: int, indent: str = "") -> list[str]:
             tokens.append(" ")
         elif piece in _NO_LINE_START and tokens and tokens[-1] != " ":
             tokens[-1] += piece  # a line never starts with a closing mark
-        elif wide(piece) or not tokens or tokens[-1] == " " or wide(tokens[-1][-1]):
+        elif _wide(piece) or not tokens or tokens[-1] == " " or _wide(tokens[-1][-1]):
             tokens.append(piece)
         else:
             tokens[-1] += piece

@@ -54,7 +54,7 @@ def site_lang(language: str | None) -> str:
 
 def lecture_dir(root: Path, lang: str) -> Path:
     """Where a language's lecture notebooks are stored."""
-    return root / "notebooks" if lang == "en" else root / lang / "notebooks"
+    return edition_root(root, lang) / "notebooks"
 
 
 def lecture_names(root: Path, lang: str) -> list[str]:
