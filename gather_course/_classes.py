@@ -10,7 +10,6 @@ touched. The test cells name the variant, so ``check`` and the referee use it.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -42,7 +41,7 @@ def _task_cell(source: str, public: Question, q: Question, tr: Callable[[str], s
     """
     text = source.replace(tr(public.title), tr(q.title)).replace(public.signature, q.signature)
     text = text.replace(tr(public.task), tr(q.task))
-    kept = [part for part in re.split(r"\n\n", text) if ".hint(" not in part]
+    kept = [part for part in text.split("\n\n") if ".hint(" not in part]
     off = N_(
         "Hints and solutions are off for graded questions in this class: the test cell "
         "below checks your function."
