@@ -5,14 +5,18 @@ never from each other."""
 from __future__ import annotations
 
 import contextlib
+import functools
+import importlib.util
 import io
 import itertools
 import os
 import random
 import re
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -115,3 +119,14 @@ def text_problems(fig: Figure, min_pt: float = 9.0) -> list[str]:
             if overlap_x > 0.5 and overlap_y > 0.5:
                 problems.append(f"{t1.get_text()!r} overlaps {t2.get_text()!r}")
     return problems
+
+
+@functools.cache
+def website_build() -> ModuleType:
+    """``website/build.py`` as a module (the website is not a package): its checks and the
+    Chromium it drives, shared with the tests."""
+    spec = importlib.util.spec_from_file_location("site_build", ROOT / "website" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["site_build"] = module  # dataclasses look their module up by name
+    spec.loader.exec_module(module)
+    return module

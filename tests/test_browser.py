@@ -31,11 +31,10 @@ import pytest
 import tomllib
 import yaml
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, website_build
 
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_BROWSER") == "1"
 SHOTS = Path(os.environ.get("GATHER_COURSE_SCREENSHOTS") or ROOT / "artifacts" / "browser")
-BROWSERS = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
 HOW_TO_INSTALL = (
     'install Playwright with `pip install -e ".[test]"` and a Chromium: `sudo apt-get install '
     "chromium` on Debian; on Ubuntu, Google Chrome (Ubuntu's chromium is a snap), or name a "
@@ -60,24 +59,9 @@ def _missing(why: str) -> None:
     pytest.skip(message)
 
 
-def _answers_version(path: str) -> bool:
-    try:
-        run = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, timeout=30, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return run.returncode == 0 and re.search(r"\d+\.\d+", run.stdout) is not None
-
-
-def find_browser() -> str | None:
-    """The Chromium to drive: GATHER_COURSE_BROWSER, else the first working one on PATH."""
-    named = os.environ.get("GATHER_COURSE_BROWSER")
-    for name in [named] if named else BROWSERS:
-        path = shutil.which(name)
-        if path and _answers_version(path):
-            return path
-    return None
+# The Chromium to drive: the website's browser check finds it the same way.
+BROWSERS = website_build().BROWSERS
+find_browser = website_build().find_browser
 
 
 # --- the server: gather-course start, the README's open command ------------------------------

@@ -7,26 +7,15 @@ and the CI wiring.
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
-from tests.helpers import ROOT
+from tests.helpers import ROOT, website_build
 
-
-def _load_build():
-    spec = importlib.util.spec_from_file_location("site_build", ROOT / "website" / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["site_build"] = module  # dataclasses look their module up by name
-    spec.loader.exec_module(module)
-    return module
-
-
-build = _load_build()
+build = website_build()
 
 
 def _write(path: Path, text: str = "") -> Path:
