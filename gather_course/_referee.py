@@ -29,6 +29,7 @@ from ._sandbox import Worker, WorkerDied
 from .questions import exercise
 from .questions._cases import Case
 from .questions._check import (
+    NEVER_RAN,
     OPS_GROW,
     CheckResult,
     Opaque,
@@ -490,10 +491,7 @@ class Referee:
             if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
                 raise _Failure(
                     Tier.RULES,
-                    _(
-                        "Your values are right, but this question asks you to "
-                        "use {rule}: your function never ran `{op}`."
-                    ).format(rule=q.required_text, op=op),
+                    _(NEVER_RAN).format(rule=q.required_text, op=op),
                 )
 
     # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------

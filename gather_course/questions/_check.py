@@ -80,6 +80,11 @@ OPS_GROW = N_(  # translated where it is raised: _(OPS_GROW)
     "operations (gather, indexing)."
 )
 
+NEVER_RAN = N_(  # the required op never ran: _(NEVER_RAN).format(rule=..., op=...)
+    "Your values are right, but this question asks you to use {rule}: your function never "
+    "ran `{op}`."
+)
+
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -669,10 +674,7 @@ def _check_rules(q: Question, fn: Callable, case: Case) -> None:
     if missing:
         raise _Failure(
             Tier.RULES,
-            _(
-                "Your values are right, but this question asks you to use "
-                "{rule}: your function never ran `{op}`."
-            ).format(rule=q.required_text, op=missing[0]),
+            _(NEVER_RAN).format(rule=q.required_text, op=missing[0]),
         )
 
 
