@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ._answer_api import MODULES
 from ._errors import GatherCourseError
 from ._worker import read_frame, write_frame
 
@@ -67,8 +68,9 @@ def _package_dir() -> Path:
 
 
 def _readable_roots() -> list[str]:
-    """What Python needs to start and import torch and the course package, read-only."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, str(_package_dir())}
+    """What Python needs to start and import torch, read-only (the package: see
+    :func:`_package_binds`)."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix}
     paths |= {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
     found = []
     for p in sorted(paths):
@@ -126,13 +128,29 @@ def _bwrap_command(bwrap: str) -> list[str]:
     for path in _readable_roots():  # (under /tmp too: mounted over the tmpfs)
         if not path.startswith("/usr/") and path != "/tmp":
             cmd += ["--ro-bind", path, path]
+    cmd += _package_binds()
     for key, value in {**_ENV, "GATHER_COURSE_SANDBOXED": "1"}.items():
         cmd += ["--setenv", key, value]
     return cmd + ["--remount-ro", "/"]  # only /tmp stays writable
 
 
+def _package_binds() -> list[str]:
+    """The course package as the sandbox holds it: an empty read-only folder with only the
+    modules answers may use and the worker needs (:data:`_answer_api.MODULES`) and the
+    messages' translations. No question bank, solution, class variant, grading code or
+    compiled ``__pycache__`` (which would hold them all) is in the sandbox's file system."""
+    package = _package_dir()
+    binds = ["--tmpfs", str(package)]
+    for name in MODULES:
+        binds += ["--ro-bind", str(package / f"{name}.py"), str(package / f"{name}.py")]
+    binds += ["--ro-bind", str(package / "locale"), str(package / "locale")]
+    return binds + ["--remount-ro", str(package)]
+
+
 def _worker_argv() -> list[str]:
-    return [sys.executable, "-I", "-m", "gather_course._worker"]  # -I: no cwd, no user site
+    # Started by path, not with -m: the package's __init__ (which imports the question bank)
+    # must never run in the worker. -I: no cwd, no script folder, no user site, no PYTHON*.
+    return [sys.executable, "-I", str(_package_dir() / "_worker.py")]
 
 
 _probe: dict[str, Isolation] = {}
@@ -212,7 +230,8 @@ _spawner_lock = threading.Lock()
 
 
 class Worker:
-    """One warm zygote. ``run(header, payload)`` runs a job in a fresh child of it."""
+    """One warm worker: ``run(header, payload)`` runs a job in a fresh process forked from its
+    pristine template (see :mod:`gather_course._worker`)."""
 
     def __init__(self, require_sandbox: bool = False) -> None:
         level = isolation()
@@ -250,7 +269,7 @@ class Worker:
             hello = self._receive(timeout=120)[0]
             if not hello.get("ready"):
                 self.close()
-                raise WorkerDied("did not start")
+                raise WorkerDied(f"did not start ({hello.get('why', 'no reason given')})")
             self._ready = True
 
     def _receive(self, timeout: float) -> tuple[dict, bytes]:
@@ -274,15 +293,25 @@ class Worker:
     def alive(self) -> bool:
         return self._proc.poll() is None
 
-    def run(self, header: dict, payload: bytes = b"") -> tuple[dict, bytes]:
-        """Send one job and wait for its reply (the zygote enforces the job's limits)."""
+    def run(
+        self, header: dict, payload: bytes = b"", later: bytes | None = None
+    ) -> tuple[dict, bytes]:
+        """Send one job and wait for its reply (the supervisor enforces the job's limits).
+
+        ``later`` (a timing input) reaches the job process only after its cells have run.
+        """
         self._wait_ready()
         try:
-            write_frame(self._in, header, payload)
+            write_frame(self._in, {**header, "later": later is not None}, payload)
+            if later is not None:
+                write_frame(self._in, {}, later)
         except OSError:
             self.close()
             raise WorkerDied("ended") from None
-        return self._receive(timeout=float(header["job_limit"]) + 30)
+        reply = self._receive(timeout=float(header["job_limit"]) + 30)
+        if reply[0].get("template_gone") or str(reply[0].get("status", "")).startswith("grader"):
+            self.close()  # the supervisor has stopped: the next job needs a fresh worker
+        return reply
 
     def close(self) -> None:
         if self._proc.poll() is None:

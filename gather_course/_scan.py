@@ -279,3 +279,60 @@ def _hatches(cell: int, nodes: list[ast.AST], imported: set[str] = frozenset()) 
         ):
             found.append(Finding(node.id, _where(cell, node)))
     return found
+
+
+# What an answer may take from the course package: its public helpers (the grading sandbox
+# holds nothing else of it). The rest of gather_course (the question bank, its solutions and
+# variants, the grading code) must not be reached by an answer.
+_PUBLIC_MODULES = {"reference", "diagnose", "explain", "device"}
+_PUBLIC_NAMES = {
+    "gather_reference",
+    "diagnose",
+    "explain",
+    "default_device",
+    "GatherCourseError",
+    "Tier",
+}
+_COURSE_ONLY = {"exercise", "exercise_ids"}  # fine in a check cell, never in an answer
+
+
+def course_internals(code: list[tuple[int, ast.stmt]]) -> list[Finding]:
+    """Where reachable code takes more than the public helpers from ``gather_course``: a
+    private or question-bank module, a name other than the public helpers, or the bank's
+    ``exercise`` (``code`` as :func:`reachable` gives it)."""
+    found = []
+    packages = {"gather_course"}
+    for cell, stmt in code:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Import):
+                for a in node.names:
+                    parts = a.name.split(".")
+                    if parts[0] == "gather_course":
+                        packages.add(a.asname or "gather_course")
+                        if len(parts) > 1 and parts[1] not in _PUBLIC_MODULES:
+                            found.append(Finding(a.name, _where(cell, node)))
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                parts = node.module.split(".")
+                if parts[0] != "gather_course" or node.level:
+                    continue
+                if len(parts) > 1 and parts[1] not in _PUBLIC_MODULES:
+                    found.append(Finding(node.module, _where(cell, node)))
+                elif len(parts) == 1:
+                    found += [
+                        Finding(f"gather_course.{a.name}", _where(cell, node))
+                        for a in node.names
+                        if a.name not in _PUBLIC_NAMES | _COURSE_ONLY
+                    ]
+    for cell, stmt in code:
+        for node in ast.walk(stmt):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in packages
+                and node.attr not in _PUBLIC_NAMES
+            ):
+                found.append(Finding(f"gather_course.{node.attr}", _where(cell, node)))
+            elif isinstance(node, ast.Name) and node.id in _COURSE_ONLY:
+                if isinstance(node.ctx, ast.Load):
+                    found.append(Finding(node.id, _where(cell, node)))
+    return found

@@ -6,53 +6,25 @@ failure wins.
 
 from __future__ import annotations
 
-import collections
 import os
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
+from .._opcount import _OpCounter
 from .._text import fmt_shape, fmt_value, type_name, wrap
+from .._tier import Tier
 from ..device import default_device
 from ..diagnose import _gather_failure
 from ._cases import Case
 
 if TYPE_CHECKING:
     from ._question import Question
-
-
-class Tier(str, Enum):
-    """What a check found. A check looks in this order and reports the first failure.
-
-    For each test case in turn: the function is not attempted yet, raised an exception,
-    changed its inputs, returned the wrong type, shape, dtype, device, or values. Once
-    every case is right: it broke the question's rules, it is not vectorized. Else: passed.
-    A ``Tier`` is also a ``str`` (its value, e.g. ``"wrong shape"``).
-    """
-
-    NOT_ATTEMPTED = N_("not attempted")
-    EXCEPTION = N_("raised an exception")
-    MUTATED = N_("changed its inputs")
-    WRONG_TYPE = N_("wrong type")
-    WRONG_SHAPE = N_("wrong shape")
-    WRONG_DTYPE = N_("wrong dtype")
-    WRONG_DEVICE = N_("wrong device")
-    WRONG_VALUES = N_("wrong values")
-    RULES = N_("broke the question's rules")
-    NOT_VECTORIZED = N_("not vectorized")
-    PASSED = N_("passed")
-
-    def __str__(self) -> str:
-        return self.value
-
-    __format__ = str.__format__
 
 
 # The labels of a result's details, kept in English in the result and shown translated.
@@ -219,25 +191,6 @@ class _Failure(Exception):
         return CheckResult(
             q.qid, False, self.tier, self.headline, self.details, advice, _pair=self.pair
         )
-
-
-class _OpCounter(TorchDispatchMode):
-    """Counts the aten operations dispatched while active (in-place ``_`` folded in)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.ops: collections.Counter[str] = collections.Counter()
-
-    @classmethod
-    def _should_skip_dynamo(cls) -> bool:
-        # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable by default, which
-        # imports dynamo (and sympy): about 1 s on the first check of a kernel. The counter is
-        # never compiled (the rules forbid torch.compile and jit), so the wrapper is not needed.
-        return False
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.ops[func.overloadpacket.__name__.rstrip("_")] += 1
-        return func(*args, **(kwargs or {}))
 
 
 def _clone(value: Any) -> Any:

@@ -1,0 +1,39 @@
+"""The tiers of a check's verdict, in the order a check looks for them.
+
+Kept apart from the question bank: answers graded in the sandbox may name them too.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from ._i18n import N_
+
+__all__ = ["Tier"]
+
+
+class Tier(str, Enum):
+    """What a check found. A check looks in this order and reports the first failure.
+
+    For each test case in turn: the function is not attempted yet, raised an exception,
+    changed its inputs, returned the wrong type, shape, dtype, device, or values. Once
+    every case is right: it broke the question's rules, it is not vectorized. Else: passed.
+    A ``Tier`` is also a ``str`` (its value, e.g. ``"wrong shape"``).
+    """
+
+    NOT_ATTEMPTED = N_("not attempted")
+    EXCEPTION = N_("raised an exception")
+    MUTATED = N_("changed its inputs")
+    WRONG_TYPE = N_("wrong type")
+    WRONG_SHAPE = N_("wrong shape")
+    WRONG_DTYPE = N_("wrong dtype")
+    WRONG_DEVICE = N_("wrong device")
+    WRONG_VALUES = N_("wrong values")
+    RULES = N_("broke the question's rules")
+    NOT_VECTORIZED = N_("not vectorized")
+    PASSED = N_("passed")
+
+    def __str__(self) -> str:
+        return self.value
+
+    __format__ = str.__format__
