@@ -359,10 +359,12 @@ class Referee:
         calls: list[dict] | None = None,
         later: bytes | None = None,
         n_calls: int = 0,
+        cpu_cap: float = 0.0,
     ) -> tuple[dict, dict]:
         header = {
             "cells": cells,
             "function": function,
+            "cpu_cap": cpu_cap,
             "call_limit": self.call_limit,
             "memory": self.memory,
             "job_limit": min(
@@ -392,9 +394,7 @@ class Referee:
         if reached:  # before anything runs: the sandbox would only say "not found"
             return _Failure(
                 Tier.RULES,
-                _(
-                    "Your answer reaches into the course itself: {what} ({where}); {rule}"
-                ).format(
+                _("Your answer reaches into the course itself: {what} ({where}); {rule}").format(
                     what=f"`{reached[0].name}`",
                     where=reached[0].where,
                     rule=_(OUTSIDE).format(what=f"`{reached[0].name}`"),
@@ -537,16 +537,21 @@ class Referee:
                 )
 
     # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------
-    def _growth(self, cells: list[str], q: Question, seed: int) -> tuple[float, Any]:
-        """CPU seconds of the timing calls alone, on the large input drawn from ``seed``.
+    def _growth(
+        self, cells: list[str], q: Question, seed: int, cpu_cap: float = 0.0
+    ) -> tuple[float, Any]:
+        """CPU seconds of the timing calls alone, on the large input drawn from ``seed``
+        (``inf`` once past ``cpu_cap`` seconds, when one is given).
 
         The job process runs the cells, stops itself (the supervisor reads its CPU time),
         and only then receives the input: nothing at the top of a cell can prepare for it.
         """
         case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
         later = _payload({"inputs": list(case.inputs.values()), "repeat": TIMING_REPEAT})
-        reply, result = self._job(cells, q.name, later=later, n_calls=TIMING_REPEAT)
-        if reply.get("status") == "timeout":
+        reply, result = self._job(
+            cells, q.name, later=later, n_calls=TIMING_REPEAT, cpu_cap=cpu_cap
+        )
+        if reply.get("status") in ("timeout", "cpu_limit"):
             return float("inf"), None
         if reply.get("status") != "ok" or reply.get("calls_cpu") is None:
             return float("nan"), None
@@ -564,7 +569,8 @@ class Referee:
     def _timing(self, q: Question, sub: Submission, seed: int) -> None:
         if not q.timing:
             return
-        got, last = self._growth(sub.cells, q, seed)
+        ref = self.baseline(q)
+        got, last = self._growth(sub.cells, q, seed, cpu_cap=_CAP_MARGIN * TIMING_FACTOR * ref)
         if got != got:  # nan: the run failed
             raise _Failure(
                 Tier.EXCEPTION,
@@ -574,9 +580,12 @@ class Referee:
                 ).format(size=_size_text(q.timing)),
                 [],
             )
-        ref = self.baseline(q)
         if got == float("inf") or got > TIMING_FACTOR * ref:
-            shown = _("longer than the time limit") if got == float("inf") else f"{got:.2f} s"
+            shown = (
+                _("more than {limit} s").format(limit=f"{TIMING_FACTOR * ref:.2f}")
+                if got == float("inf")
+                else f"{got:.2f} s"
+            )
             raise _Failure(
                 Tier.NOT_VECTORIZED,
                 _(
@@ -640,6 +649,7 @@ class Referee:
 # question, the slowest honest whole-tensor answer and the fastest Python loop as multiples
 # of the solution; the factor sits between them with a margin on both sides (docs/grading.md).
 TIMING_FACTOR = 10.0
+_CAP_MARGIN = 1.5  # a timing job is stopped past 1.5 x the limit: its verdict is known
 _BASELINE_SEED = 3  # the solution's own timing input (its CPU time does not depend on values)
 _SOLUTIONS: dict[tuple[str, str, int], Any] = {}
 

@@ -173,6 +173,21 @@ def _cpu_of(pid: int) -> float:
     return sum(int(v) for v in _stat(pid)[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
+def _job_cpu(pid: int, sandboxed: bool) -> float:
+    """CPU seconds of the job so far: in the sandbox, of every process but ours (the job
+    process, what it waited for, and what it left running); elsewhere, of the job process."""
+    if not sandboxed:
+        return _cpu_of(pid)
+    ours, total = (1, os.getpid(), _TEMPLATE), 0.0
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in ours:
+            try:
+                total += _cpu_of(int(name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return total
+
+
 def _template_alive() -> bool:
     try:
         return os.waitpid(_TEMPLATE, os.WNOHANG) == (0, 0)
@@ -235,6 +250,7 @@ def _run_job(
     except OSError:
         pass  # it ended already: its status says how
     job_limit, call_limit = float(header["job_limit"]), float(header["call_limit"])
+    cpu_cap = float(header.get("cpu_cap") or 0)
     sandboxed = os.environ.get("GATHER_COURSE_SANDBOXED") == "1"
     last_beat, status, usage, code, at_stop = started, "", None, None, None
     while usage is None:
@@ -253,6 +269,8 @@ def _run_job(
             break
         now = time.monotonic()
         over = _over_budget(int(header["memory"])) if sandboxed else ""
+        if at_stop is not None and cpu_cap and _job_cpu(pid, sandboxed) - at_stop > cpu_cap:
+            over = "cpu_limit"  # the timing verdict is known: no need to wait
         if over or now - started > job_limit or now - last_beat > call_limit:
             status = over or "timeout"
             os.kill(pid, signal.SIGKILL)

@@ -644,3 +644,17 @@ def take_uses_gather(input, dim, index):
 @wrong("friends.gather_via_take", T.WRONG_VALUES)
 def take_index_only(input, dim, index):
     return torch.take(input, index)
+
+
+# The fastest Python loops we know, per question with a timing input: each must lose the
+# vectorized rule (benchmarks/bench_timing.py measures them against the solution). Source
+# text, as a learner's cell would hold it; LOOPS_TESTED are run by the tests.
+LOOPS: dict[str, str] = {
+    "basics.pick_per_row": (
+        "def pick_per_row(x, cols):\n"
+        "    xl, cl = x.tolist(), cols.tolist()\n"
+        "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
+        "dtype=x.dtype).reshape(cols.shape)\n"
+    ),
+}
+LOOPS_TESTED = ["basics.pick_per_row"]

@@ -1,0 +1,279 @@
+"""Grading that no submission can see past: one test per class of attack that once beat it.
+
+1. classmates in memory: a job process never holds another job's data (memory, /proc,
+   files, descriptors, environment);
+2. a timing input prepared for: the large input does not exist until the cells have run;
+3. a loop that fits the limit: the fastest loops we know lose the vectorized rule;
+4. asking the course: the question bank is not in the sandbox, and reaching for it is named;
+5. feedback as a channel: a learner's exception message is cut.
+
+Each probe that looks for a leak also finds a planted control, so a probe that cannot see
+anything does not pass for a sandbox that hides everything.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import textwrap
+
+import pytest
+import torch
+
+from gather_course import Tier as T
+from gather_course import exercise
+from gather_course._referee import MESSAGE_CHARS, Plan, Referee, Submission, _value
+from gather_course._sandbox import SANDBOX, Worker, isolation
+from tests.answers import LOOPS, LOOPS_TESTED
+
+IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
+SANDBOXED = isolation().level == SANDBOX
+
+
+@pytest.fixture(scope="module")
+def referee():
+    ref = Referee(Worker, call_limit=10)
+    yield ref
+    ref.close()
+
+
+def _judge(referee, qid: str, cells: list[str], secret: int | None = 4321):
+    return referee.judge(Submission(cells), Plan.make(qid, secret))
+
+
+def _raw(referee, cells: list[str], function: str) -> object:
+    """What ``function()`` returned in a job process of its own (plain data)."""
+    _reply, result = referee._job(cells, function, calls=[{"inputs": []}])
+    return _value(result["results"][0].get("value"))
+
+
+# A search for a secret that the searching process does not hold itself: it knows the
+# secret's first 16 characters and the hash of the whole, never the rest.
+_SEARCH = textwrap.dedent('''
+    import ctypes, hashlib, os, re
+
+    def _hits(data, prefix, digest, n):
+        found, at = 0, data.find(prefix)
+        while at >= 0:
+            if hashlib.sha256(data[at:at + n]).hexdigest() == digest:
+                found += 1
+            at = data.find(prefix, at + 1)
+        return found
+
+    def _memory(prefix, digest, n):
+        found = 0
+        with open("/proc/self/maps") as f:
+            regions = [line.split() for line in f]
+        for fields in regions:
+            lo, hi = (int(v, 16) for v in fields[0].split("-"))
+            if fields[1].startswith("rw") and hi - lo < 2**31:
+                found += _hits(ctypes.string_at(lo, hi - lo), prefix, digest, n)
+        return found
+
+    def _elsewhere(prefix, digest, n):
+        found, me = 0, str(os.getpid())
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit() or pid == me:
+                continue
+            for name in ("environ", "cmdline"):
+                try:
+                    with open(f"/proc/{pid}/{name}", "rb") as f:
+                        found += _hits(f.read(), prefix, digest, n)
+                except OSError:
+                    pass
+            try:
+                with open(f"/proc/{pid}/maps") as f:
+                    regions = [line.split() for line in f]
+                with open(f"/proc/{pid}/mem", "rb", buffering=0) as mem:
+                    for fields in regions:
+                        lo, hi = (int(v, 16) for v in fields[0].split("-"))
+                        if fields[1].startswith("rw") and hi - lo < 2**31:
+                            mem.seek(lo)
+                            found += _hits(mem.read(hi - lo), prefix, digest, n)
+            except (OSError, ValueError, OverflowError):
+                pass
+        for top in ("/tmp", "/dev/shm", os.path.expanduser("~")):
+            for folder, _dirs, files in os.walk(top):
+                for name in files:
+                    try:
+                        with open(os.path.join(folder, name), "rb") as f:
+                            found += _hits(f.read(2**24), prefix, digest, n)
+                    except OSError:
+                        pass
+        for fd in range(3, 64):
+            try:
+                os.fstat(fd)
+            except OSError:
+                continue
+            try:
+                os.set_blocking(fd, False)
+                found += _hits(os.read(fd, 2**20), prefix, digest, n)
+            except OSError:
+                pass
+        return found
+    ''')
+
+
+def _secret() -> tuple[str, bytes, str]:
+    text = "classmate-secret-" + secrets.token_hex(16)
+    return text, text[:16].encode(), hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_classmates_in_memory_a_job_process_never_holds_another_jobs_data(referee):
+    """Attack 1: the warm worker used to fork each job from a process that had read every
+    earlier job, so a submission could read its classmates' answers in its own memory."""
+    secret, prefix, digest = _secret()
+    classmate = (
+        f"SECRET = {secret!r}\nFILE = open('/tmp/notes.txt', 'w')\n"
+        "FILE.write(SECRET * 3); FILE.flush()\n"
+        "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n"
+    )
+    assert _judge(referee, "basics.pick_per_row", [IMPORTS, classmate]).passed
+    control = "control-" + secrets.token_hex(16)
+    probe = _SEARCH + textwrap.dedent(f"""
+        PLANTED = "".join(reversed({control[::-1]!r}))  # only in this process's memory
+        def probe():
+            args = ({prefix!r}, {digest!r}, {len(secret)})
+            mine = ({control[:16].encode()!r}, {hashlib.sha256(control.encode()).hexdigest()!r},
+                    {len(control)})
+            return (_memory(*args), _elsewhere(*args), _memory(*mine))
+        """)
+    leaked_here, leaked_elsewhere, control_found = _raw(referee, [probe], "probe")
+    assert control_found >= 1, "the memory search cannot even find its own planted secret"
+    assert (leaked_here, leaked_elsewhere) == (0, 0)
+
+
+def test_the_job_process_starts_from_the_template_not_from_whoever_ran_last(referee):
+    """Attack 1, by the side door: a job that changes what it inherited (a module, a global,
+    a file) leaves the next job's process as the template made it."""
+    taint = (
+        "import torch, sys\ntorch.gather = lambda *a, **k: 'tainted'\nsys.tainted = True\n"
+        "def pick_per_row(x, cols):\n    return x[:, :1]\n"
+    )
+    assert not _judge(referee, "basics.pick_per_row", [IMPORTS, taint], secret=None).passed
+    clean = (
+        "import sys\ndef probe():\n"
+        "    return (str(torch.gather).startswith('<built-in'), hasattr(sys, 'tainted'))\n"
+    )
+    assert _raw(referee, [IMPORTS, clean], "probe") == (True, False)
+
+
+def test_a_timing_input_prepared_for_at_the_top_of_a_cell_is_not_the_one_timed(referee):
+    """Attack 2: the timing input used to be built (from a public seed) before the cells ran,
+    so a cell could find it, answer it with a slow loop untimed, and replay the answer."""
+    prepared = textwrap.dedent("""
+        import gc, torch
+        ANSWERS = {}
+        def _slow(x, cols):
+            rows, picks = x.tolist(), cols.tolist()
+            return torch.tensor([[r[c] for c in p] for r, p in zip(rows, picks)], dtype=x.dtype)
+        # the large input, if it is already in this process: answered here, untimed
+        PAIRS = [o for o in gc.get_objects() if isinstance(o, list) and len(o) == 2
+                 and all(isinstance(t, torch.Tensor) and t.dim() == 2 and t.shape[0] >= 10**5
+                         for t in o)]
+        for x, cols in PAIRS:
+            ANSWERS[(x.data_ptr(), cols.data_ptr())] = _slow(x, cols)
+        def pick_per_row(x, cols):
+            got = ANSWERS.get((x.data_ptr(), cols.data_ptr()))
+            return got if got is not None else _slow(x, cols)
+        """)
+    result = _judge(referee, "basics.pick_per_row", [IMPORTS, prepared])
+    assert result.tier == T.NOT_VECTORIZED, str(result)
+
+
+def test_the_timing_input_is_drawn_anew_for_each_run_and_check():
+    """Attack 2: a fixed seed can be prepared for; a secret one or a fresh one cannot."""
+    qid = "basics.pick_per_row"
+    checks = {Plan.make(qid, None).timing_seed for _ in range(4)}
+    assert len(checks) == 4
+    runs = {Plan.make(qid, s).timing_seed for s in (1, 2, 3, 4)}
+    assert len(runs) == 4 and Plan.make(qid, 2).timing_seed == Plan.make(qid, 2).timing_seed
+    assert Plan.make(qid, 2).timing_seed != Plan.make("basics.gather_loop", 2).timing_seed
+
+
+@pytest.mark.parametrize("qid", LOOPS_TESTED)
+def test_the_fastest_loops_we_know_are_not_vectorized(referee, qid):
+    """Attack 3: a Python loop over lists used to fit the limit (10x the solution, or the
+    solution + 1 s). benchmarks/bench_timing.py measures every question's fastest loop."""
+    result = _judge(referee, qid, [IMPORTS, LOOPS[qid]])
+    assert result.tier == T.NOT_VECTORIZED, str(result)
+
+
+COURSE = {
+    "a bank module": "from gather_course.questions import exercise as E\n"
+    "def pick_per_row(x, cols):\n    return E('basics.pick_per_row').spec(x, cols)\n",
+    "the bank's reference": "from gather_course import exercise\n"
+    "def pick_per_row(x, cols):\n    return exercise('basics.pick_per_row').spec(x, cols)\n",
+    "a private module": "import gather_course._referee as R\n"
+    "def pick_per_row(x, cols):\n    return R._solution_on(x, cols)\n",
+    "the package attribute": "import gather_course\n"
+    "def pick_per_row(x, cols):\n    return gather_course.questions.exercise('x')\n",
+}
+
+
+@pytest.mark.parametrize("how", COURSE)
+def test_an_answer_that_reaches_for_the_course_is_told_what_answers_may_use(referee, how):
+    """Attack 4, in plain sight: the static scan names it before anything runs."""
+    result = _judge(referee, "basics.pick_per_row", [IMPORTS, COURSE[how]])
+    assert result.tier == T.RULES and "answers may use torch" in str(result), str(result)
+
+
+HIDDEN = {
+    "a computed import": "import importlib\n"
+    "def pick_per_row(x, cols):\n"
+    "    bank = importlib.import_module('gather_course.' + 'questions')\n"
+    "    return bank.exercise('basics.pick_per_row').spec(x, cols)\n",
+    "a computed name": "import gather_course as G\n"
+    "def pick_per_row(x, cols):\n"
+    "    return getattr(G, 'exer' + 'cise')('basics.pick_per_row').spec(x, cols)\n",
+    "sys.modules": "import sys\n"
+    "def pick_per_row(x, cols):\n"
+    "    mods = [m for n, m in list(sys.modules.items()) if 'question' in n]\n"
+    "    return mods[0].exercise('basics.pick_per_row').spec(x, cols)\n",
+}
+
+
+@pytest.mark.parametrize("how", HIDDEN)
+def test_the_bank_is_not_in_the_grading_process_however_it_is_asked_for(referee, how):
+    """Attack 4, hidden from the scan: at run time the bank is simply not there."""
+    result = _judge(referee, "basics.pick_per_row", [IMPORTS, HIDDEN[how]])
+    assert result.tier == T.EXCEPTION, str(result)
+
+
+def test_the_bank_is_not_in_the_sandboxs_files_or_memory(referee):
+    """Attack 4, by the file system and the heap: no module, source or compiled file of the
+    bank is there, and no Question object or solution text is in the job process."""
+    if not SANDBOXED:
+        pytest.skip(f"no sandbox here: {isolation()}")
+    solution_line = exercise("nlp.masked_nll").solution_code.strip().splitlines()[-1].strip()
+    probe = textwrap.dedent(f"""
+        import gc, os, sys, gather_course
+        def probe():
+            folder = gather_course.__path__[0]
+            names = sorted(os.listdir(folder))
+            bank = any(os.path.exists(os.path.join(folder, n))
+                       for n in ("questions", "__pycache__", "_referee.py", "__init__.py"))
+            objects = sum(1 for o in gc.get_objects()
+                          if type(o).__name__ in ("Question", "CheckResult"))
+            texts = sum(1 for o in gc.get_objects() if isinstance(o, str)
+                        and {solution_line[::-1]!r}[::-1] in o and o is not __name__)
+            return (bank, objects, len(names) > 0, "diagnose.py" in names)
+        """)
+    bank, objects, listed, public = _raw(referee, [probe], "probe")
+    assert (bank, objects) == (False, 0)
+    assert listed and public  # the probe did look in the package folder
+
+
+def test_a_learners_exception_message_is_cut_in_feedback(referee):
+    """Attack 5: an exception message is feedback, not a channel of any length."""
+    long = (
+        "def pick_per_row(x, cols):\n"
+        "    if x.shape[0] > 4:\n"
+        "        raise ValueError('A' * 20000 + ' tail')\n"
+        "    return torch.gather(x, 1, cols)\n"
+    )
+    result = _judge(referee, "basics.pick_per_row", [IMPORTS, long])
+    text = str(result)
+    assert result.tier == T.EXCEPTION and "hidden case" in text, text
+    assert "A" * 50 in text and "A" * MESSAGE_CHARS not in text
+    assert len(text) < 2 * MESSAGE_CHARS + 600
