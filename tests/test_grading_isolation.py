@@ -18,7 +18,6 @@ import secrets
 import textwrap
 
 import pytest
-import torch
 
 from gather_course import Tier as T
 from gather_course import exercise
@@ -49,7 +48,7 @@ def _raw(referee, cells: list[str], function: str) -> object:
 
 # A search for a secret that the searching process does not hold itself: it knows the
 # secret's first 16 characters and the hash of the whole, never the rest.
-_SEARCH = textwrap.dedent('''
+_SEARCH = textwrap.dedent("""
     import ctypes, hashlib, os, re
 
     def _hits(data, prefix, digest, n):
@@ -111,7 +110,7 @@ _SEARCH = textwrap.dedent('''
             except OSError:
                 pass
         return found
-    ''')
+    """)
 
 
 def _secret() -> tuple[str, bytes, str]:
