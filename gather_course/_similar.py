@@ -1,5 +1,6 @@
 """The copy report: submissions whose answers are the same code once names, comments and
-layout are set aside, and answers that match a published solution. It changes no score.
+layout are set aside, answers that match a published solution, and answers that reach for
+the course itself (its question bank, solutions or grader). It changes no score.
 
 Each answer is reduced to its function's syntax tree with the learner's own names (arguments,
 local variables, helpers) replaced by ``v0, v1, ...`` in order of appearance, docstrings
@@ -14,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import _scan
 from ._referee import graded_cells
 from .questions import exercise
 
@@ -22,10 +24,12 @@ _KEEP = set(dir(builtins))
 
 @dataclass
 class SimilarReport:
-    """Groups of students with the same answer, per question; matches of published solutions."""
+    """Groups of students with the same answer, per question; matches of published solutions;
+    answers that reach into the course (student, what they reach for)."""
 
     groups: dict[str, list[list[str]]] = field(default_factory=dict)
     published: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    internals: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
 
 
 class _Rename(ast.NodeTransformer):
@@ -110,6 +114,9 @@ def similar(root: Path, assignment: str, released: dict[str, Any]) -> SimilarRep
                 continue
             for key, source in _answers(nb).items():
                 qid, _, _variant = key.partition(":")
+                reached = _scan.course_internals(_scan.reachable([source], exercise(qid).name))
+                if reached:
+                    report.internals.setdefault(key, []).append((student, reached[0].name))
                 shape = normalise(source, exercise(qid).name)
                 if shape:
                     shapes.setdefault(key, {}).setdefault(shape, []).append(student)

@@ -239,7 +239,13 @@ def _similar(args: argparse.Namespace) -> int:
     for key, matches in sorted(report.published.items()):
         for student, which in matches:
             print(f"  {key}: {student}'s answer is the published {which} solution")
-    if not report.groups and not report.published:
+    for key, reached in sorted(report.internals.items()):
+        for student, name in reached:
+            print(
+                f"  {key}: {student}'s answer reaches into the course ({name}); grading "
+                "refuses it, but ask where it came from"
+            )
+    if not report.groups and not report.published and not report.internals:
         print("  nothing alike.")
     return 0
 

@@ -163,6 +163,10 @@ def test_similar_lists_copies_and_published_solutions(tmp_path):
         "bob": "def pick_per_row(a, b):\n    # my own!\n    i = b\n    return a.gather(1, i)\n",
         "carol": IMPORTS + exercise("basics.pick_per_row").solution_code,
         "dan": "def pick_per_row(x, cols):\n    return x[torch.arange(len(x))[:, None], cols]\n",
+        "erin": "from gather_course import exercise\ndef pick_per_row(x, cols):\n"
+        "    return exercise('basics.pick_per_row').spec(x, cols)\n",
+        "fay": "import gather_course.questions.basics as B\ndef pick_per_row(x, cols):\n"
+        "    return B._spec_pick(x, cols)\n",
     }
     for student, code in answers.items():
         folder = root / "submitted" / student / "basics"
@@ -171,6 +175,10 @@ def test_similar_lists_copies_and_published_solutions(tmp_path):
     report = similar(root, "basics", {"basics.ipynb": released})
     assert report.groups["basics.pick_per_row"] == [["alice", "bob"]]
     assert report.published["basics.pick_per_row"] == [("carol", "public")]
+    assert report.internals["basics.pick_per_row"] == [
+        ("erin", "exercise"),
+        ("fay", "gather_course.questions.basics"),
+    ]
 
 
 def test_the_cli_wants_a_seed_and_a_folder_together(tmp_path):
