@@ -25,6 +25,7 @@ from gather_course._twins import (
     twins,
 )
 from gather_course._workcopy import make_working_copy
+from gather_course.questions._question import IMPORTS_RULE
 from tests.helpers import ROOT, cli
 
 ZH = ROOT / "zh"
@@ -200,7 +201,7 @@ def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):
             q = exercise(qid)
             task = cells[f"task_{q.name}"]
             rules = _("**Rules:** {rules}").format(rules=q.rules) if q.rules else ""
-            for text in (_(q.title), _(q.task), rules):
+            for text in (_(q.title), _(q.task), rules, _(IMPORTS_RULE)):
                 assert text in task, f"{path.relative_to(ROOT)}, {qid}: {text[:60]!r} is missing"
             checked += 1
     assert checked == 15

@@ -247,6 +247,7 @@ class Question:
 
     def _repr_markdown_(self) -> str:
         rules = _("**Rules:** {rules}").format(rules=self.rules) + "\n\n" if self.rules else ""
+        rules += _(IMPORTS_RULE) + "\n\n"
         write = _("Write `{signature}`: {task}").format(signature=self.signature, task=_(self.task))
         return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{rules}" + _(
             "Check it with `exercise({qid}).check({name})`; "
@@ -257,6 +258,13 @@ class Question:
         return f"<exercise {self.qid}: {self.signature}>"
 
 
+# What every answer may import (the grading sandbox holds nothing else of the course); every
+# task cell states it, under the question's rules.
+IMPORTS_RULE = N_(
+    "**Imports:** your answer may use torch, Python's standard library and gather_course's "
+    "public helpers (`gather_reference`, `diagnose`, `explain`, `default_device`); the "
+    "question bank and its solutions are not there when answers are graded."
+)
 _REGISTRY: dict[str, Question] = {}
 
 
