@@ -15,6 +15,7 @@ import csv
 import hashlib
 import inspect
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -152,6 +153,23 @@ EVASIONS = {  # gather_loop forbids gather: each reaches it anyway (question 2 m
     "                               for k, s in enumerate(index.shape))]\n"
     "    return torch.from_numpy(np.take_along_axis(part, index.long().numpy(), d))\n",
 }
+# Classmates in memory: three students hide a secret in their answers; a later one reads its
+# own process's memory and carries whatever it finds out in an exception's message.
+CLASSMATE_SECRETS = {f"plants_secret_{k}": "PLANTED-" + secrets.token_hex(12) for k in range(3)}
+READS_CLASSMATES = textwrap.dedent("""
+    import ctypes, re
+    MINE = "PLANTED-" + "self-" + "CONTROL"  # its own planted text: the channel works
+    def pick_per_row(x, cols):
+        found = set()
+        with open("/proc/self/maps") as f:
+            regions = [line.split() for line in f]
+        for fields in regions:
+            lo, hi = (int(v, 16) for v in fields[0].split("-"))
+            if fields[1].startswith("rw") and hi - lo < 2**31:
+                text = ctypes.string_at(lo, hi - lo).decode("latin-1")
+                found |= set(re.findall("PLANT" + "ED-[0-9a-zA-Z-]{8,40}", text))
+        raise ValueError(" ".join(sorted(found))[:230])
+    """)
 LISTS = (
     "def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
     "    return torch.tensor([[r[c] for c in cs] for r, cs in zip(xl, cl)], "
@@ -202,6 +220,10 @@ def _submissions(assignment: str, root: Path) -> dict[str, object]:
         body = code if "def pick_per_row" in code else code + FAKE
         subs[name] = _fill(student_nb, {**right, first: IMPORTS + body})
         subs[f"honest_{n:02d}"] = _fill(student_nb, right)  # a classmate after each one
+    for name, secret in CLASSMATE_SECRETS.items():
+        planted = f"SECRET = {secret!r}\n" + _solution(qs[0][0])
+        subs[name] = _fill(student_nb, {**right, first: IMPORTS + planted})
+    subs["reads_classmates"] = _fill(student_nb, {**right, first: IMPORTS + READS_CLASSMATES})
     loop_cell = qs[1][1]
     for name, code in EVASIONS.items():
         subs[name] = _fill(student_nb, {**right, loop_cell: IMPORTS + code})
@@ -336,6 +358,20 @@ def test_list_loops_are_not_vectorized_and_honest_noise_costs_nothing(graded):
     rows = _csv(root, "basics")
     assert _lost_only_first(rows, "lists_not_vectorized")
     assert rows["noisy_but_right"]["score"] == rows["solution"]["score"]
+
+
+def test_a_submission_cannot_read_its_classmates_answers(graded):
+    """Issue 23's first attack: the warm worker used to hand every job process the memory of
+    the jobs before it, and an exception's message carried classmates' answers out."""
+    root, _, _ = graded["basics"]
+    rows = _csv(root, "basics")
+    for student in CLASSMATE_SECRETS:
+        assert rows[student]["score"] == rows["solution"]["score"]
+    assert _lost_only_first(rows, "reads_classmates")
+    feedback = (root / "autograded" / "reads_classmates" / "basics" / "basics.ipynb").read_text()
+    assert "PLANTED-self-CONTROL" in feedback  # what it found in its own process, shown
+    for secret in CLASSMATE_SECRETS.values():
+        assert secret not in feedback
 
 
 def test_attacks_on_the_machine_change_nothing_but_their_own_score(graded):
