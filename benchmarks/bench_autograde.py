@@ -1,6 +1,7 @@
 """What grading one submission costs: stock ``nbgrader autograde`` against ``gather-course grade``.
 
     python benchmarks/bench_autograde.py [--students 12] [--assignment basics] [--jobs N]
+        [--before PYTHON] [--repeats R]
 
 Both grade the same class (``--students`` copies of the assignment's solution) in two
 temporary copies of the course, in this one run, on this machine:
@@ -11,6 +12,12 @@ temporary copies of the course, in this one run, on this machine:
 
 Each prints wall-clock seconds per submission (the whole command divided by the class size,
 start-up included) and the ratio referee / stock. Both must give every student full marks.
+
+``--before PYTHON`` also times ``gather-course grade`` of an earlier revision, in the same
+run: PYTHON is the interpreter of a venv where that revision is installed, for example
+``git worktree add /tmp/before REV && python -m venv /tmp/before/.venv &&
+/tmp/before/.venv/bin/pip install -e /tmp/before`` (with CI's constraints for the CPU torch).
+Both graders then run ``--repeats`` times, alternately, and the medians are compared.
 """
 
 from __future__ import annotations
@@ -75,12 +82,66 @@ def _full_marks(root: Path, assignment: str, students: int) -> bool:
         return all(s.score == s.max_score > 0 for s in subs)
 
 
+def _grade(python: str, root: Path, assignment: str, jobs: int) -> tuple[float, bool]:
+    """Seconds of one whole `gather-course grade` (by ``python``'s install), and full marks."""
+    for stale in ("gradebook.db", f"grades-{assignment}.csv"):
+        (root / stale).unlink(missing_ok=True)
+    for folder in ("autograded", "feedback"):
+        shutil.rmtree(root / folder, ignore_errors=True)
+    bin_dir = os.path.dirname(python)
+    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
+    args = [python, "-m", "gather_course.cli", "grade", assignment, "--jobs", str(jobs)]
+    start = time.perf_counter()
+    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    with open(root / f"grades-{assignment}.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    n = len(rows)
+    return seconds, _full_marks(root, assignment, n) and all(r["status"] == "graded" for r in rows)
+
+
+def _before_and_after(args: argparse.Namespace) -> None:
+    """The earlier revision's grader and this one, alternately, on the same class."""
+    import statistics
+
+    times: dict[str, list[float]] = {"before": [], "after": []}
+    ok = {"before": True, "after": True}
+    pythons = {"before": args.before, "after": sys.executable}
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = {k: _course(Path(tmp) / k, args.assignment, args.students) for k in pythons}
+        for _ in range(args.repeats):
+            for key, python in pythons.items():
+                seconds, full = _grade(python, roots[key], args.assignment, args.jobs)
+                times[key].append(seconds)
+                ok[key] = ok[key] and full
+    n = args.students
+    print(
+        f"machine: {machine('cpu')}; {n} submissions of {args.assignment}, --jobs {args.jobs}, "
+        f"median of {args.repeats} runs each, alternating"
+    )
+    print("| grader | whole class (s), runs | median (s) | per submission (s) | all full marks |")
+    print("|---|---|---|---|---|")
+    for key in pythons:
+        med = statistics.median(times[key])
+        runs = ", ".join(f"{t:.1f}" for t in times[key])
+        print(f"| {key} ({pythons[key]}) | {runs} | {med:.1f} | {med / n:.2f} | {ok[key]} |")
+    ratio = statistics.median(times["after"]) / statistics.median(times["before"])
+    print(f"\nafter / before: {ratio:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=12)
     parser.add_argument("--assignment", default="basics")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--before", help="python of a venv with an earlier revision installed")
+    parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
+    if args.before:
+        _before_and_after(args)
+        return
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
         stock_root = _course(Path(a), args.assignment, args.students)
         _timed(["nbgrader", "generate_assignment", args.assignment, "--force"], stock_root)

@@ -1,11 +1,13 @@
 """Where learner code runs when it is graded: warm worker processes, in bubblewrap when it is there.
 
-Each worker is ``python -m gather_course._worker`` (a zygote: torch imported once, a fresh
-forked child per job). With bubblewrap (Debian/Ubuntu package ``bubblewrap``) the worker sees
-the system, Python and the course *package* read-only, its own empty ``/tmp``, no network,
-no other process of the machine, no capabilities, and none of the course's files: sources,
-solutions, the gradebook, other submissions and the CSV are not in its file system. Without
-bubblewrap it is a plain process with the same limits, and :func:`isolation` says so.
+Each worker is ``python -I .../gather_course/_worker.py`` (a supervisor, a pristine template
+with torch imported once, and a fresh job process per job: see :mod:`gather_course._worker`).
+With bubblewrap (Debian/Ubuntu package ``bubblewrap``) the worker sees the system and Python
+read-only, of the course package only the public helpers answers may use, its own empty
+``/tmp``, no network, no other process of the machine, no capabilities, and none of the
+course's files: sources, solutions, the question bank, the gradebook, other submissions and
+the CSV are not in its file system. Without bubblewrap it is a plain process with the same
+limits, and :func:`isolation` says so.
 """
 
 from __future__ import annotations

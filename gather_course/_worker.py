@@ -605,7 +605,7 @@ def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
     except BaseException as exc:  # noqa: BLE001 - any error in learner code is feedback
         raised = _describe(exc)
         if isinstance(exc, Exception) and not isinstance(exc, NotImplementedError):
-            from gather_course.diagnose import _gather_failure  # (imported by the zygote)
+            from gather_course.diagnose import _gather_failure  # (imported by the template)
 
             raised["gather"] = _gather_failure(fn, inputs)  # which gather rule, if any
         return {"raised": raised}

@@ -217,6 +217,15 @@ def test_an_answer_that_reaches_for_the_course_is_told_what_answers_may_use(refe
     assert result.tier == T.RULES and "answers may use torch" in str(result), str(result)
 
 
+@pytest.mark.parametrize("how", COURSE)
+def test_check_in_a_notebook_gives_the_same_verdict_on_reaching_for_the_course(how):
+    """What ``check`` tells a learner is what grading gives."""
+    namespace: dict = {}
+    exec(IMPORTS + COURSE[how], namespace)  # noqa: S102 - our own test answer
+    result = exercise("basics.pick_per_row").check(namespace["pick_per_row"])
+    assert result.tier == T.RULES and "answers may use torch" in str(result), str(result)
+
+
 HIDDEN = {
     "a computed import": "import importlib\n"
     "def pick_per_row(x, cols):\n"

@@ -609,6 +609,65 @@ def _check_inputs_unchanged(case: Case, after: dict[str, Any]) -> None:
             )
 
 
+_PUBLIC_MODULES = {f"gather_course.{m}" for m in ("reference", "diagnose", "explain", "device")}
+_PUBLIC_MODULES |= {"gather_course", "gather_course._errors", "gather_course._tier"}
+
+
+def _course_internal(fn: Callable) -> str:
+    """The first name through which ``fn`` (or a helper of the learner's it calls) reaches
+    the course itself, the question bank or a private module, or ''. Grading refuses such
+    answers (the sandbox holds the public helpers only); the check says so first too."""
+    import types
+
+    from ._question import Question
+
+    scope = getattr(fn, "__globals__", {})
+    todo, seen = [getattr(fn, "__code__", None)], set()
+    while todo:
+        code = todo.pop()
+        if not isinstance(code, types.CodeType) or id(code) in seen:
+            continue
+        seen.add(id(code))
+        for name in code.co_names:
+            obj = scope.get(name)
+            module = obj.__name__ if isinstance(obj, types.ModuleType) else ""
+            home = getattr(obj, "__module__", "") if not module else ""
+            if module == "gather_course":
+                private = [n for n in code.co_names if n.startswith("_") or n in _BANK_NAMES]
+                if private:
+                    return f"gather_course.{private[0]}"
+            elif module.startswith("gather_course.") and module not in _PUBLIC_MODULES:
+                return module
+            elif isinstance(obj, Question) or (
+                isinstance(home, str)
+                and home.startswith("gather_course.")
+                and home not in _PUBLIC_MODULES
+            ):
+                return name
+            elif isinstance(obj, types.FunctionType) and obj.__globals__ is scope:
+                todo.append(obj.__code__)  # a helper the learner wrote
+        todo += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return ""
+
+
+_BANK_NAMES = {"questions", "exercise", "exercise_ids", "CheckResult"}
+
+
+def _check_course_internals(fn: Callable) -> None:
+    reached = _course_internal(fn)
+    if reached:
+        from .._answer_api import OUTSIDE
+
+        raise _Failure(
+            Tier.RULES,
+            _("Your answer reaches into the course itself: {what} ({where}); {rule}").format(
+                what=f"`{reached}`",
+                where=_("in your function's code"),
+                rule=_(OUTSIDE).format(what=f"`{reached}`"),
+            ),
+        )
+
+
 def _check_rules(q: Question, fn: Callable, case: Case) -> None:
     if not (q.forbid or q.require):
         return
@@ -684,6 +743,7 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
     if device.type != "cpu":
         cases += [case.on(device) for case in cases[-3:]]
     try:
+        _check_course_internals(fn)  # first, as the referee does
         for case in cases:
             inputs = {k: _clone(v) for k, v in case.inputs.items()}
             outcome = _outcome(fn, Case(case.label, inputs))
