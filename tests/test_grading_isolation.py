@@ -123,7 +123,7 @@ def test_classmates_in_memory_a_job_process_never_holds_another_jobs_data(refere
     earlier job, so a submission could read its classmates' answers in its own memory."""
     secret, prefix, digest = _secret()
     classmate = (
-        f"SECRET = {secret!r}\nFILE = open('/tmp/notes.txt', 'w')\n"
+        f"SECRET = {secret!r}\nFILE = open('notes.txt', 'w')\n"
         "FILE.write(SECRET * 3); FILE.flush()\n"
         "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n"
     )
@@ -139,7 +139,9 @@ def test_classmates_in_memory_a_job_process_never_holds_another_jobs_data(refere
         """)
     leaked_here, leaked_elsewhere, control_found = _raw(referee, [probe], "probe")
     assert control_found >= 1, "the memory search cannot even find its own planted secret"
-    assert (leaked_here, leaked_elsewhere) == (0, 0)
+    assert leaked_here == 0
+    if SANDBOXED:  # without one, other processes and files of the machine are not hidden
+        assert leaked_elsewhere == 0
 
 
 def test_the_job_process_starts_from_the_template_not_from_whoever_ran_last(referee):
@@ -155,6 +157,22 @@ def test_the_job_process_starts_from_the_template_not_from_whoever_ran_last(refe
         "    return (str(torch.gather).startswith('<built-in'), hasattr(sys, 'tainted'))\n"
     )
     assert _raw(referee, [IMPORTS, clean], "probe") == (True, False)
+
+
+def test_a_job_process_shares_no_writable_memory_and_holds_only_its_own_descriptors(referee):
+    """Attack 1, through what fork shares: a writable shared mapping inherited from the
+    template would carry one job's data to the next; so would a descriptor of another job."""
+    probe = textwrap.dedent("""
+        import os
+        def probe():
+            with open("/proc/self/maps") as f:
+                rows = [line.split() for line in f]
+            shared = sum(1 for r in rows if r[1][3] == "s" and "w" in r[1])
+            return (shared, len(os.listdir("/proc/self/fd")))
+        """)
+    shared, fds = _raw(referee, [probe], "probe")
+    assert shared == 0
+    assert fds == 6  # 0-2 (/dev/null), its channel, its heartbeat, and the listing itself
 
 
 def test_a_timing_input_prepared_for_at_the_top_of_a_cell_is_not_the_one_timed(referee):
