@@ -89,7 +89,7 @@ question(
         dict(label="repeated indices", shape=(8, 10), dim=1, index_shape=(8, 30), high=3),
         dict(label="3-D, dim=0", shape=(6, 5, 4), dim=0, index_shape=(9, 5, 2)),
     ),
-    timing=dict(shape=(512, 512), dim=1, index_shape=(512, 2048)),
+    timing=dict(shape=(1024, 1024), dim=1, index_shape=(1024, 16384)),
     scaling=(
         dict(shape=(2, 3), dim=1, index_shape=(2, 4)),
         dict(shape=(4, 6), dim=1, index_shape=(4, 8)),
@@ -173,7 +173,7 @@ question(
             strided=True,
         ),
     ),
-    timing=dict(shape=(512, 512), dim=1, index_shape=(512, 2048)),
+    timing=dict(shape=(1024, 1024), dim=1, index_shape=(1024, 4096)),
     scaling=(
         dict(shape=(3, 4), dim=1, index_shape=(3, 2)),
         dict(shape=(6, 8), dim=1, index_shape=(6, 4)),

@@ -57,7 +57,7 @@ _LARGE = (
     dict(label="non-contiguous logits", B=4, L=9, V=33, strided=True),
 )
 _SCALING = (dict(B=2, L=3, V=5), dict(B=4, L=6, V=10))
-_TIMING = dict(B=256, L=4096, V=8)
+_TIMING = dict(B=128, L=1024, V=128)
 
 
 # -- nlp.label_scores ---------------------------------------------------------------
@@ -95,7 +95,7 @@ question(
     large_sizes=_LARGE,
     scaling=_SCALING,
     formula=_formula_labels,
-    timing=_TIMING,
+    timing=dict(B=1024, L=4096, V=2),  # V small: one-hot answers cost V times the gather
     hints=(
         "This is one gather. The tag is chosen along the last dim (`dim=-1`), not along "
         "the sequence.",
@@ -285,7 +285,7 @@ MASKED_NLL = Question(
         dict(label="random shapes", B=8, L=16, V=50, ignored=40),
         dict(label="ignore_index=0", B=4, L=9, V=33, ignored=10, ignore_index=0),
     ),
-    timing=dict(B=256, L=4096, V=8, ignored=1000),
+    timing=dict(B=128, L=1024, V=128, ignored=16384),
     scaling=(dict(B=2, L=3, V=5, ignored=2), dict(B=4, L=6, V=10, ignored=8)),
     formula=_formula_nll,
     hints=(
