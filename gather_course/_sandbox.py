@@ -296,7 +296,7 @@ class Worker:
         return self._proc.poll() is None
 
     def run(
-        self, header: dict, payload: bytes = b"", later: bytes | None = None
+        self, header: dict, payload: bytes = b"", later: tuple[dict, bytes] | None = None
     ) -> tuple[dict, bytes]:
         """Send one job and wait for its reply (the supervisor enforces the job's limits).
 
@@ -306,7 +306,7 @@ class Worker:
         try:
             write_frame(self._in, {**header, "later": later is not None}, payload)
             if later is not None:
-                write_frame(self._in, {}, later)
+                write_frame(self._in, *later)
         except OSError:
             self.close()
             raise WorkerDied("ended") from None

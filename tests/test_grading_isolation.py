@@ -212,7 +212,7 @@ def test_the_timing_input_is_drawn_anew_for_each_run_and_check():
 def test_the_fastest_loops_we_know_are_not_vectorized(referee, qid):
     """Attack 3: a Python loop over lists used to fit the limit (10x the solution, or the
     solution + 1 s). benchmarks/bench_timing.py measures every question's fastest loop."""
-    result = _judge(referee, qid, [IMPORTS, LOOPS[qid]])
+    result = _judge(referee, qid, [IMPORTS + "import math\n", LOOPS[qid]])
     assert result.tier == T.NOT_VECTORIZED, str(result)
 
 

@@ -81,6 +81,9 @@ class Question:
     require: dict[str, str] = field(default_factory=dict)
     verify: Callable[[dict[str, Any], torch.Tensor], Any] | None = None
     timing: dict[str, Any] | None = None  # a large input: grading measures CPU time on it
+    # the vectorized limit on it, as a multiple of the solution's CPU time: between the slowest
+    # honest answer and the fastest loop, as benchmarks/bench_timing.py measures them
+    timing_factor: float = 10.0
     rtol: float = 1e-5
     atol: float = 1e-6
     args: tuple[str, ...] = ()  # default: the spec's parameters
