@@ -195,7 +195,8 @@ def _timing_bytes(q: Question, seed: int) -> tuple[dict, bytes]:
             case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
             while len(_TIMING_BYTES) >= 2:
                 del _TIMING_BYTES[next(iter(_TIMING_BYTES))]
-            _TIMING_BYTES[key] = _raw_inputs(list(case.inputs.values()), TIMING_REPEAT)
+            meta, data = _raw_inputs(list(case.inputs.values()), TIMING_REPEAT)
+            _TIMING_BYTES[key] = ({**meta, "key": repr(key)}, data)
         return _TIMING_BYTES[key]
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from ._answer_api import MODULES
 from ._errors import GatherCourseError
-from ._worker import read_frame, write_frame
+from ._worker import _HOLD, read_frame, write_frame
 
 SANDBOX, PROCESS = "sandbox", "process"
 TMP_BYTES = 512 * 2**20  # the sandbox's /tmp, wiped after every job
@@ -265,6 +265,7 @@ class Worker:
         assert self._proc.stdin and self._proc.stdout
         self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
         self._ready = False  # its hello is read by the first run: start-up overlaps
+        self._held: list[str] = []  # the timing inputs the supervisor holds (its _HELD)
 
     def _wait_ready(self) -> None:
         if not self._ready:
@@ -306,7 +307,13 @@ class Worker:
         try:
             write_frame(self._in, {**header, "later": later is not None}, payload)
             if later is not None:
-                write_frame(self._in, *later)
+                meta, data = later
+                key = str(meta.get("key", ""))
+                if key and key in self._held:  # the supervisor has it: name it
+                    write_frame(self._in, {"key": key, "held": True})
+                else:
+                    write_frame(self._in, meta, data)
+                    self._held = [*self._held, key][-_HOLD:]
         except OSError:
             self.close()
             raise WorkerDied("ended") from None
