@@ -188,12 +188,13 @@ _TIMING_LOCK = threading.Lock()
 
 def _timing_bytes(q: Question, seed: int) -> tuple[dict, bytes]:
     """The timing input drawn from ``seed``, as :func:`_raw_inputs` sends it. A grading run
-    gives every student the same one: it is made once (the last two are kept)."""
+    gives every student the same one (and the solution's baseline): it is made once, and
+    the last four are kept (as many as an assignment has timed questions)."""
     key = (q.qid, q.variant_name, seed, repr(q.timing))
     with _TIMING_LOCK:
         if key not in _TIMING_BYTES:
             case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
-            while len(_TIMING_BYTES) >= 2:
+            while len(_TIMING_BYTES) >= 4:
                 del _TIMING_BYTES[next(iter(_TIMING_BYTES))]
             meta, data = _raw_inputs(list(case.inputs.values()), TIMING_REPEAT)
             _TIMING_BYTES[key] = ({**meta, "key": repr(key)}, data)
@@ -381,7 +382,6 @@ class Referee:
         self._factory = worker_factory
         self._worker: Worker | None = None
         self.call_limit, self.memory = call_limit, memory
-        self._baseline: dict[str, float] = {}
 
     @property
     def worker(self) -> Worker:
@@ -601,18 +601,20 @@ class Referee:
         results = result.get("results") or [None]
         return float(reply["calls_cpu"]), results[-1]
 
-    def baseline(self, q: Question) -> float:
-        """The course solution's CPU seconds on the timing input, measured once per referee
-        (in a job process of its own: the template never holds it, no student's process does)."""
-        key = f"{q.qid}:{q.variant_name}"
-        if key not in self._baseline:
-            self._baseline[key] = max(self._growth(_reference_cells(q), q, _BASELINE_SEED)[0], 0.0)
-        return self._baseline[key]
+    def baseline(self, q: Question, seed: int) -> float:
+        """The course solution's CPU seconds on the timing input, measured once per question
+        (in a job process of its own: the template never holds it, no student's process does),
+        shared by every referee of this process."""
+        key = f"{q.qid}:{q.variant_name}:{q.timing!r}"
+        with _BASELINE_LOCKS.setdefault(key, threading.Lock()):  # once for all referees
+            if key not in _BASELINES:
+                _BASELINES[key] = max(self._growth(_reference_cells(q), q, seed)[0], 0.0)
+        return _BASELINES[key]
 
     def _timing(self, q: Question, sub: Submission, seed: int) -> None:
         if not q.timing:
             return
-        ref = self.baseline(q)
+        ref = self.baseline(q, seed)
         got, last = self._growth(sub.cells, q, seed, cpu_cap=_CAP_MARGIN * q.timing_factor * ref)
         if got != got:  # nan: the run failed
             raise _Failure(
@@ -692,8 +694,11 @@ class Referee:
 # benchmarks/bench_timing.py measures, per question, the slowest honest whole-tensor answer
 # and the fastest Python loop as multiples of the solution; each factor sits between them,
 # with the margins docs/grading.md records.
+_BASELINES: dict[
+    str, float
+] = {}  # the solution's CPU seconds, per question (all workers are alike)
+_BASELINE_LOCKS: dict[str, threading.Lock] = {}
 _CAP_MARGIN = 1.5  # a timing job is stopped past 1.5 x the limit: its verdict is known
-_BASELINE_SEED = 3  # the solution's own timing input (its CPU time does not depend on values)
 _SOLUTIONS: dict[tuple[str, str, int], Any] = {}
 
 

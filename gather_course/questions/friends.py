@@ -89,7 +89,7 @@ question(
         dict(label="repeated indices", shape=(8, 10), dim=1, index_shape=(8, 30), high=3),
         dict(label="3-D, dim=0", shape=(6, 5, 4), dim=0, index_shape=(9, 5, 2)),
     ),
-    timing=dict(shape=(1024, 1024), dim=1, index_shape=(1024, 16384)),
+    timing=dict(shape=(1024, 1024), dim=1, index_shape=(1024, 8192)),
     timing_factor=14,  # bench_timing.py: the middle of the measured gap
     scaling=(
         dict(shape=(2, 3), dim=1, index_shape=(2, 4)),
@@ -174,7 +174,7 @@ question(
             strided=True,
         ),
     ),
-    timing=dict(shape=(1024, 1024), dim=1, index_shape=(1024, 4096)),
+    timing=dict(shape=(512, 1024), dim=1, index_shape=(512, 2048)),
     timing_factor=2.7,  # bench_timing.py: the middle of the measured gap
     scaling=(
         dict(shape=(3, 4), dim=1, index_shape=(3, 2)),
