@@ -110,7 +110,7 @@ question(
         dict(label="random shapes", N=8, L=49, D=16, mask_ratio=0.75),
         dict(label="len_keep rounds down", N=4, L=10, D=3, mask_ratio=0.75),
     ),
-    timing=dict(N=128, L=1024, D=128, mask_ratio=0.75),
+    timing=dict(N=64, L=1024, D=128, mask_ratio=0.75),
     timing_factor=5,  # bench_timing.py: the middle of the measured gap
     scaling=(dict(N=2, L=8, D=3, mask_ratio=0.5), dict(N=4, L=16, D=6, mask_ratio=0.5)),
     formula=_formula_masking,
@@ -207,7 +207,7 @@ question(
         dict(label="random shapes", N=8, L=49, D=16, keep=12),
         dict(label="non-contiguous x_visible", N=4, L=16, D=6, keep=4, strided=True),
     ),
-    timing=dict(N=1024, L=2048, D=4, keep=512),
+    timing=dict(N=512, L=2048, D=4, keep=512),
     timing_factor=4.5,  # bench_timing.py: the middle of the measured gap
     scaling=(dict(N=2, L=8, D=3, keep=2), dict(N=4, L=16, D=6, keep=4)),
     formula=_formula_restore,

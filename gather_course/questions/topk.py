@@ -73,7 +73,7 @@ question(
         dict(label="random shapes", B=8, N=49, D=16, k=12),
         dict(label="non-contiguous patches", B=4, N=30, D=9, k=30, strided=True),
     ),
-    timing=dict(B=256, N=256, D=128, k=128),
+    timing=dict(B=128, N=256, D=128, k=128),
     timing_factor=5,  # bench_timing.py: the middle of the measured gap
     scaling=(dict(B=2, N=6, D=3, k=2), dict(B=4, N=12, D=6, k=4)),
     formula=_formula_select,
@@ -152,8 +152,8 @@ question(
         dict(label="random shapes", B=8, K=12, D=16, n=49),
         dict(label="float64", B=4, K=20, D=5, n=30, dtype=torch.float64),
     ),
-    timing=dict(B=256, K=128, D=128, n=256),
-    timing_factor=4,  # bench_timing.py: the middle of the measured gap
+    timing=dict(B=128, K=128, D=128, n=256),
+    timing_factor=3.5,  # bench_timing.py: the middle of the measured gap
     scaling=(dict(B=2, K=2, D=3, n=5), dict(B=4, K=4, D=6, n=10)),
     formula=_formula_back,
     hints=(

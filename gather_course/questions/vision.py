@@ -81,7 +81,7 @@ question(
         dict(label="H different from W", B=4, C=8, H=16, W=12, P=20),
         dict(label="non-contiguous features", B=2, C=5, H=7, W=9, P=30, strided=True),
     ),
-    timing=dict(B=32, C=16, H=64, W=2, P=16384),
+    timing=dict(B=16, C=16, H=64, W=2, P=16384),
     timing_factor=6,  # bench_timing.py: the middle of the measured gap
     scaling=(dict(B=2, C=3, H=4, W=5, P=3), dict(B=4, C=6, H=8, W=10, P=6)),
     formula=_formula_pixels,
@@ -153,7 +153,7 @@ question(
         dict(label="random shapes", B=4, H=8, L=16, Dh=12),
         dict(label="non-contiguous x", B=3, H=4, L=9, Dh=7, strided=True),
     ),
-    timing=dict(B=32, H=4, L=4096, Dh=32),
+    timing=dict(B=16, H=4, L=4096, Dh=32),
     timing_factor=5,  # bench_timing.py: the middle of the measured gap
     scaling=(dict(B=2, H=3, L=4, Dh=5), dict(B=4, H=6, L=8, Dh=10)),
     formula=_formula_heads,
