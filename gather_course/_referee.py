@@ -274,6 +274,16 @@ def _cut(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+def _learner_error(e: dict) -> dict:
+    """An error the worker described, bounded: type, message, where, not implemented."""
+    return {
+        "type": str(e.get("type", "Error"))[:80],
+        "message": _cut(str(e.get("message", "")), MESSAGE_CHARS),
+        "where": _cut(str(e.get("where", "")), MESSAGE_CHARS),
+        "not_implemented": bool(e.get("not_implemented")),
+    }
+
+
 def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
     if not isinstance(raw, dict):
         return Outcome(
@@ -286,14 +296,7 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         )
     if raw.get("missing"):
         if cell_error:  # the cell that should have defined it stopped early: say why
-            return Outcome(
-                error={
-                    "type": str(cell_error.get("type", "Error"))[:80],
-                    "message": _cut(str(cell_error.get("message", "")), MESSAGE_CHARS),
-                    "where": _cut(str(cell_error.get("where", "")), MESSAGE_CHARS),
-                    "not_implemented": bool(cell_error.get("not_implemented")),
-                }
-            )
+            return Outcome(error=_learner_error(cell_error))
         return Outcome(
             error={
                 "type": "NameError",
@@ -313,15 +316,11 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         )
     if "raised" in raw and isinstance(raw["raised"], dict):
         e = raw["raised"]
+        gather = e.get("gather")
         return Outcome(
             error={
-                "type": str(e.get("type", "Error"))[:80],
-                "message": _cut(str(e.get("message", "")), MESSAGE_CHARS),
-                "where": _cut(str(e.get("where", "")), MESSAGE_CHARS),
-                "not_implemented": bool(e.get("not_implemented")),
-                "gather": [str(x)[:400] for x in e.get("gather", [])[:3]]
-                if isinstance(e.get("gather"), list)
-                else [],
+                **_learner_error(e),
+                "gather": [str(x)[:400] for x in gather[:3]] if isinstance(gather, list) else [],
             }
         )
     after = raw.get("after")

@@ -21,9 +21,10 @@ import pytest
 
 from gather_course import Tier as T
 from gather_course import exercise
-from gather_course._referee import MESSAGE_CHARS, Plan, Referee, Submission, _value
+from gather_course._referee import MESSAGE_CHARS, Plan, Referee, _value
 from gather_course._sandbox import SANDBOX, Worker, isolation
 from tests.answers import LOOPS, LOOPS_TESTED
+from tests.helpers import judge as _judge
 
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 SANDBOXED = isolation().level == SANDBOX
@@ -34,10 +35,6 @@ def referee():
     ref = Referee(Worker, call_limit=10)
     yield ref
     ref.close()
-
-
-def _judge(referee, qid: str, cells: list[str], secret: int | None = 4321):
-    return referee.judge(Submission(cells), Plan.make(qid, secret))
 
 
 def _raw(referee, cells: list[str], function: str) -> object:

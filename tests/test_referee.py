@@ -17,7 +17,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from gather_course import CheckResult, _scan, exercise, exercise_ids
 from gather_course import Tier as T
-from gather_course._referee import Plan, Referee, Submission, read_submission
+from gather_course._referee import Referee, read_submission
 from gather_course._sandbox import SANDBOX, Worker, isolation
 from gather_course.questions._check import (
     Opaque,  # what the referee sends for values it cannot carry
@@ -25,6 +25,7 @@ from gather_course.questions._check import (
 from tests import answers
 from tests.answers import RIGHT, WRONG
 from tests.helpers import ROOT
+from tests.helpers import judge as _judge
 
 ANSWERS = (ROOT / "tests" / "answers.py").read_text(encoding="utf-8")
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
@@ -36,10 +37,6 @@ def referee():
     ref = Referee(Worker, call_limit=10)
     yield ref
     ref.close()
-
-
-def _judge(referee, qid: str, cells: list[str], secret: int | None = 4321):
-    return referee.judge(Submission(cells), Plan.make(qid, secret))
 
 
 def test_ci_has_the_sandbox():
