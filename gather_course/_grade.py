@@ -285,6 +285,19 @@ def grade_class(
     return outcomes
 
 
+def _baselines(referee: Referee, released: dict[str, Any], secret: int) -> None:
+    """Time the course's solutions before any submission runs: no student's job can touch
+    the measurement every verdict is compared with."""
+    for nb in released.values():
+        for _gid, qid, _points in graded_cells(nb):
+            plan = Plan.make(qid, secret)
+            if plan.question.vectorized and plan.question.timing:
+                try:
+                    referee.baseline(plan.question, plan.timing_seed)
+                except NotGraded as exc:
+                    raise GatherCourseError(f"grading cannot start: {exc}") from None
+
+
 def _referee_class(
     root: Path,
     assignment: str,
@@ -317,6 +330,7 @@ def _referee_class(
         finally:
             referees.put(referee)
 
+    _baselines(pool[0], released, secret)
     _progress(progress, 0, len(students), "starting")
     with ThreadPoolExecutor(max_workers=len(pool)) as threads:
         futures = {threads.submit(one, s): s for s in students}

@@ -15,6 +15,7 @@ against the course's own solution measured the same way.
 from __future__ import annotations
 
 import io
+import math
 import re
 import secrets
 import threading
@@ -415,16 +416,21 @@ class Referee:
                 self.call_limit * _JOB_CALLS,
             ),
         }
-        try:
-            reply, data = self.worker.run(header, _payload(calls) if calls else b"", later)
-        except WorkerDied as exc:
-            self._worker = None
-            raise NotGraded(f"the submission stopped its grading worker ({exc})") from None
-        if str(reply.get("status", "")).startswith("grader"):
-            self._worker = None
-            raise NotGraded(
-                f"the grading worker failed, not the submission ({reply['status']}); grade it again"
-            )
+        payload = _payload(calls) if calls else b""
+        for attempt in (1, 2):  # a worker an earlier job damaged is not this student's fault
+            try:
+                reply, data = self.worker.run(header, payload, later)
+            except WorkerDied as exc:
+                self._worker = None
+                raise NotGraded(f"the submission stopped its grading worker ({exc})") from None
+            if not str(reply.get("status", "")).startswith("grader"):
+                break
+            self.close()
+            if attempt == 2:
+                raise NotGraded(
+                    f"the grading worker failed twice, not the submission ({reply['status']}); "
+                    "grade it again"
+                )
         if not reply.get("clean", True):
             self.close()  # could not clean up: start afresh
         return reply, _load(data)
@@ -595,6 +601,8 @@ class Referee:
         )
         if reply.get("status") in ("timeout", "cpu_limit"):
             return float("inf"), None
+        if reply.get("status") == "new tasks":
+            return -1.0, None  # a thread or process began during the timed calls
         if reply.get("status") != "ok" or reply.get("calls_cpu") is None:
             return float("nan"), None
         results = result.get("results") or [None]
@@ -606,8 +614,19 @@ class Referee:
         shared by every referee of this process."""
         key = f"{q.qid}:{q.variant_name}:{q.timing!r}"
         with _BASELINE_LOCKS.setdefault(key, threading.Lock()):  # once for all referees
+            for _attempt in (1, 2):
+                if key in _BASELINES:
+                    break
+                measured = self._growth(_reference_cells(q), q, seed)[0]
+                if math.isfinite(measured) and measured > 0:
+                    _BASELINES[key] = measured  # never a failed one: it would judge everyone
+                else:
+                    self.close()  # measure it again on a fresh worker
             if key not in _BASELINES:
-                _BASELINES[key] = max(self._growth(_reference_cells(q), q, seed)[0], 0.0)
+                raise NotGraded(
+                    f"the grader could not time the course's solution of {q.qid} (a worker "
+                    "problem, not the submission's); grade it again"
+                )
         return _BASELINES[key]
 
     def _timing(self, q: Question, sub: Submission, seed: int) -> None:
@@ -615,6 +634,16 @@ class Referee:
             return
         ref = self.baseline(q, seed)
         got, last = self._growth(sub.cells, q, seed, cpu_cap=_CAP_MARGIN * q.timing_factor * ref)
+        if got < 0:
+            raise _Failure(
+                Tier.NOT_VECTORIZED,
+                _(
+                    "Your values are right, but on a large input your function started a "
+                    "thread or a process. Its CPU time is measured for whole-tensor code in "
+                    "one thread; write it that way."
+                ),
+                [(N_("large input"), _size_text(q.timing))],
+            )
         if got != got:  # nan: the run failed
             raise _Failure(
                 Tier.EXCEPTION,

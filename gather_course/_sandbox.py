@@ -318,7 +318,11 @@ class Worker:
             self.close()
             raise WorkerDied("ended") from None
         reply = self._receive(timeout=float(header["job_limit"]) + 30)
-        if reply[0].get("template_gone") or str(reply[0].get("status", "")).startswith("grader"):
+        if (
+            reply[0].get("template_gone")
+            or not reply[0].get("clean", True)
+            or str(reply[0].get("status", "")).startswith("grader")
+        ):
             self.close()  # the supervisor has stopped: the next job needs a fresh worker
         return reply
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import builtins
 import ctypes
+import fcntl
 import io
 import json
 import linecache
@@ -41,7 +42,6 @@ import socket
 import struct
 import sys
 import tempfile
-import threading
 import time
 import traceback
 import types
@@ -199,9 +199,12 @@ def _job_cpu(pid: int, sandboxed: bool) -> float:
 
 
 def _template_alive() -> bool:
+    """The template is there and running (a job may have killed or stopped it)."""
     try:
-        return os.waitpid(_TEMPLATE, os.WNOHANG) == (0, 0)
-    except ChildProcessError:
+        if os.waitpid(_TEMPLATE, os.WNOHANG) != (0, 0):
+            return False
+        return _stat(_TEMPLATE)[0] not in (b"T", b"t", b"Z")
+    except (ChildProcessError, OSError, IndexError):
         return False
 
 
@@ -229,10 +232,12 @@ def _timing_input(meta: dict, data: bytes) -> tuple[dict, int] | None:
     key = str(meta.get("key", ""))
     if meta.get("held"):
         return _HELD.get(key)
-    memfd = os.memfd_create("timing-input", os.MFD_CLOEXEC)
+    memfd = os.memfd_create("timing-input", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     view = memoryview(data)
     while view:
         view = view[os.write(memfd, view) :]
+    seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+    fcntl.fcntl(memfd, fcntl.F_ADD_SEALS, seals)  # no job can change it for the next one
     while len(_HELD) >= _HOLD:
         os.close(_HELD.pop(next(iter(_HELD)))[1])
     _HELD[key] = (meta, memfd)
@@ -240,18 +245,41 @@ def _timing_input(meta: dict, data: bytes) -> tuple[dict, int] | None:
 
 
 def _send_later(channel: socket.socket, later: tuple[dict, int]) -> None:
-    """After the stop: the memory file's descriptor, then what it holds (from a thread: the
-    job process reads them when it can)."""
+    """After the stop: the memory file's descriptor, then what it holds (a few hundred bytes:
+    the socket takes them at once; no thread, which would count as a new task)."""
     meta, memfd = later
+    try:
+        socket.send_fds(channel, [b"T"], [memfd])
+        write_frame(channel.fileno(), meta)
+    except OSError:  # it ended first
+        pass
 
-    def send() -> None:
+
+def _last_pid() -> int:
+    """The last pid handed out in this pid namespace (threads take them too), or -1."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return -1
+
+
+def _kill_all_but(keep: set[int]) -> None:
+    """In the sandbox: end every process of the job but ``keep`` (and init, us, the template)."""
+    ours = {1, os.getpid(), _TEMPLATE} | keep
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in ours:
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+    while True:  # reap those that were handed to us
         try:
-            socket.send_fds(channel, [b"T"], [memfd])
-            write_frame(channel.fileno(), meta)
-        except OSError:  # it ended first
-            pass
-
-    threading.Thread(target=send, daemon=True).start()
+            pid, _, _ = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0 or pid == _TEMPLATE:
+            return
 
 
 def _run_job(
@@ -261,7 +289,11 @@ def _run_job(
     control: socket.socket,
     base: str,
 ) -> tuple[dict, bytes]:
-    jobdir = tempfile.mkdtemp(dir=base)
+    sandboxed = os.environ.get("GATHER_COURSE_SANDBOXED") == "1"
+    try:
+        jobdir = _job_folder(base, sandboxed)
+    except OSError as exc:
+        return {"status": f"grader: no job folder ({exc.strerror})", "clean": False}, b""
     mine, theirs = socket.socketpair()
     beat_r, beat_w = os.pipe()
     try:
@@ -289,8 +321,8 @@ def _run_job(
         pass  # it ended already: its status says how
     job_limit, call_limit = float(header["job_limit"]), float(header["call_limit"])
     cpu_cap = float(header.get("cpu_cap") or 0)
-    sandboxed = os.environ.get("GATHER_COURSE_SANDBOXED") == "1"
     last_beat, status, usage, code, at_stop = started, "", None, None, None
+    last_pid = -1
     while usage is None:
         ready, _, _ = select.select([beat_r], [], [], 0.02)
         if ready and os.read(beat_r, 4096):
@@ -298,6 +330,9 @@ def _run_job(
         done, wstatus, ru = os.wait4(pid, os.WNOHANG | os.WUNTRACED)
         if done and os.WIFSTOPPED(wstatus):  # it stops itself once, after the cells
             if at_stop is None and later is not None:
+                if sandboxed:  # what the cells left running ends here: the calls run alone
+                    _kill_all_but({pid})
+                    last_pid = _last_pid()
                 at_stop = _cpu_of(pid)
                 _send_later(mine, later)
             os.kill(pid, signal.SIGCONT)
@@ -315,6 +350,8 @@ def _run_job(
             _, code, usage = os.wait4(pid, 0)
     os.close(beat_r)
     mine.close()
+    if last_pid >= 0 and _last_pid() != last_pid and not status:
+        status = "new tasks"  # a thread or process began after the stop: uncountable CPU
     cpu = usage.ru_utime + usage.ru_stime
     left_cpu, clean = _sweep(time.monotonic() + 5)
     calls_cpu = None if at_stop is None else cpu + left_cpu - at_stop
@@ -336,15 +373,47 @@ def _run_job(
         pass
     if len(result) > _RESULT_CAP:
         status, result = "result too large", b""
-    _wipe(base, sandboxed, _MOUNTS)
+    clean = _wipe(base, sandboxed, _MOUNTS) and clean and not (sandboxed and _ipc_left())
     reply = {"status": status, "calls_cpu": calls_cpu, "clean": clean}
     if not _template_alive():
         reply["template_gone"] = True  # this job ended it: the worker must start afresh
     return reply, result
 
 
-def _wipe(base: str, sandboxed: bool, mounts: frozenset[str] = frozenset()) -> None:
-    """Remove everything a job wrote where it could write, so the next job finds nothing.
+def _remove(path: str, depth: int = 0) -> None:
+    """Remove a file or a folder, whatever modes a job left on it (it runs as our user)."""
+
+    def again(_func, target, _exc) -> None:  # unreadable or unwritable: make it ours, retry
+        for folder in (os.path.dirname(target), target):
+            try:
+                if not os.path.islink(folder):
+                    os.chmod(folder, 0o700)
+            except OSError:
+                pass
+        if depth < 64 and os.path.isdir(target) and not os.path.islink(target):
+            _remove(target, depth + 1)
+        else:
+            try:
+                os.unlink(target)
+            except OSError:
+                pass
+
+    if os.path.isdir(path) and not os.path.islink(path):
+        try:
+            os.chmod(path, 0o700)
+        except OSError:
+            pass
+        shutil.rmtree(path, onerror=again)
+    else:
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def _wipe(base: str, sandboxed: bool, mounts: frozenset[str] = frozenset()) -> bool:
+    """Remove everything a job wrote where it could write, so the next job finds nothing;
+    False if something is left (the referee then starts a fresh worker).
 
     In the sandbox that is its own /tmp and /dev/shm (all but the read-only ``mounts`` made
     there, and the folders that lead to them); without one, only the jobs' folder.
@@ -352,12 +421,20 @@ def _wipe(base: str, sandboxed: bool, mounts: frozenset[str] = frozenset()) -> N
     leading = {os.path.dirname(m) for m in mounts}
     while any(os.path.dirname(p) not in leading and p not in ("/", "") for p in leading):
         leading |= {os.path.dirname(p) for p in leading}
-    todo = [os.path.dirname(base), "/dev/shm"] if sandboxed else [base]
+    roots = [os.path.dirname(base), "/dev/shm"] if sandboxed else [base]
+    if sandboxed:
+        for root in roots:  # a job may have taken away our rights on them
+            try:
+                os.chmod(root, 0o1777)
+            except OSError:
+                pass
+    todo, left = list(roots), False
     while todo:
         folder = todo.pop()
         try:
             names = os.listdir(folder)
         except OSError:
+            left = True
             continue
         for name in names:
             path = os.path.join(folder, name)
@@ -365,15 +442,34 @@ def _wipe(base: str, sandboxed: bool, mounts: frozenset[str] = frozenset()) -> N
                 continue
             if path in leading:
                 todo.append(path)
-            elif os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+                continue
+            _remove(path)
+            left = left or os.path.lexists(path)
     if sandboxed:
-        _wipe(base, False)
+        return _wipe(base, False) and not left
+    return not left and os.path.isdir(base) and not os.listdir(base)
+
+
+def _job_folder(base: str, sandboxed: bool) -> str:
+    """A fresh folder for the next job, in ``base``, which is ours again whatever a job did."""
+    if sandboxed and (os.path.islink(base) or not os.path.isdir(base)):
+        _remove(base)
+        os.mkdir(base, 0o700)
+    os.chmod(base, 0o700)
+    return tempfile.mkdtemp(dir=base)
+
+
+def _ipc_left() -> bool:
+    """Whether a job left System V shared memory, queues or semaphores: they would outlive
+    it in the sandbox's IPC namespace, so the worker must start afresh."""
+    for kind in ("shm", "msg", "sem"):
+        try:
+            with open(f"/proc/sysvipc/{kind}") as f:
+                if len(f.read().splitlines()) > 1:
+                    return True
+        except OSError:
+            continue
+    return False
 
 
 def _mounts_under(folder: str) -> frozenset[str]:
@@ -443,8 +539,12 @@ def main() -> None:
             reply, result = _run_job(header, payload, later, control, base)
         write_frame(wfd, reply, result)
         del header, payload, later, result  # (the jobs cannot read us; still, keep nothing)
-        if "template_gone" in reply or reply["status"].startswith("grader"):
-            return  # a template that a job touched is not pristine: the referee starts anew
+        if (
+            "template_gone" in reply
+            or reply["status"].startswith("grader")
+            or not reply.get("clean", True)
+        ):
+            return  # a job left something we could not undo: the referee starts a fresh worker
 
 
 def _answer_time_package() -> None:
@@ -553,6 +653,7 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
     _limit(resource.RLIMIT_CPU, int(header["job_limit"]) + 1)
     _limit(resource.RLIMIT_FSIZE, _RESULT_CAP + 2**20)
     _limit(resource.RLIMIT_CORE, 0)
+    _limit(resource.RLIMIT_MSGQUEUE, 0)  # no POSIX queue to outlive the job
     if os.getuid() != 0:  # root ignores RLIMIT_NPROC
         _limit(resource.RLIMIT_NPROC, 256)
     calls = torch.load(io.BytesIO(payload), weights_only=True) if payload else []

@@ -300,3 +300,137 @@ def test_a_learners_exception_message_is_cut_in_feedback(referee):
     assert result.tier == T.EXCEPTION and "hidden case" in text, text
     assert "A" * 50 in text and "A" * MESSAGE_CHARS not in text
     assert len(text) < 2 * MESSAGE_CHARS + 600
+
+
+# ---------------------------------------------- found by the red team against the new worker
+OK = "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n"
+
+
+def test_leftovers_a_job_cannot_remove_never_reach_the_next_student(referee):
+    """A folder made unreadable (chmod 000) in a full /tmp, a locked jobs folder, System V
+    shared memory: the wipe restores modes, and what it cannot undo gets a fresh worker."""
+    if not SANDBOXED:
+        pytest.skip(f"no sandbox here: {isolation()}")
+    fill = textwrap.dedent("""
+        import os
+        os.makedirs('/tmp/.x/y', exist_ok=True)
+        for i in range(4):
+            try:
+                with open('/tmp/.x/y/f%d' % i, 'wb') as f:
+                    f.write(b'\\0' * 200 * 2**20)
+            except OSError:
+                break
+        os.chmod('/tmp/.x/y', 0)
+        os.chmod(os.path.dirname(os.getcwd()), 0o555)
+        """)
+    _judge(referee, "basics.pick_per_row", [IMPORTS, fill + OK])  # (its own result: no room)
+    assert _judge(referee, "basics.pick_per_row", [IMPORTS, OK]).passed  # the next student
+    shm = textwrap.dedent("""
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.shmat.restype = ctypes.c_void_p
+        def probe(create=True):
+            sid = libc.shmget(0x5EC2E7, 4096, 0o1666 if create else 0o666)
+            return int(sid >= 0)
+        """)
+    assert _raw(referee, [shm], "probe") == 1  # made
+    look = shm.replace("def probe(create=True)", "def probe(create=False)")
+    assert _raw(referee, [look], "probe") == 0  # not there for the next job
+
+
+def test_the_baseline_is_measured_before_any_submission_and_never_kept_when_it_failed(referee):
+    """Attack 04: a job that left /tmp full made the solution's timing job fail, and its NaN
+    switched the vectorized rule off for everyone."""
+    from gather_course import _referee
+
+    q = exercise("basics.pick_per_row")
+    key = f"{q.qid}:{q.variant_name}:{q.timing!r}"
+    _referee._BASELINES.pop(key, None)
+    broken = Referee(Worker, call_limit=10)
+    broken._growth = lambda *a, **k: (float("nan"), None)  # a failed measurement, twice
+    try:
+        with pytest.raises(_referee.NotGraded, match="could not time"):
+            broken.baseline(q, 5)
+        assert key not in _referee._BASELINES
+    finally:
+        broken.close()
+    assert referee.baseline(q, 5) > 0
+
+
+def test_work_done_in_children_the_kernel_reaps_is_not_hidden(referee):
+    """Attack 05: with SIGCHLD ignored, children are reaped unseen and their CPU time is
+    counted nowhere; a new thread or process during the timed calls is its own verdict."""
+    hidden = textwrap.dedent("""
+        import os, signal, array
+        signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+        def pick_per_row(x, cols):
+            R, K = cols.shape
+            parts = []
+            for lo in range(0, R, 30000):
+                r, w = os.pipe()
+                if os.fork() == 0:
+                    xs, cs = x[lo:lo + 30000].tolist(), cols[lo:lo + 30000].tolist()
+                    data = array.array('d', [row[c] for row, cr in zip(xs, cs) for c in cr])
+                    os.write(w, data.tobytes())
+                    os._exit(0)
+                os.close(w)
+                chunks = []
+                while True:
+                    b = os.read(r, 1 << 22)
+                    if not b:
+                        break
+                    chunks.append(b)
+                os.close(r)
+                parts.append(b''.join(chunks))
+            flat = torch.frombuffer(bytearray(b''.join(parts)), dtype=torch.float64)
+            return flat.to(x.dtype).reshape(R, K)
+        """)
+    result = _judge(referee, "basics.pick_per_row", [IMPORTS, hidden])
+    if SANDBOXED:
+        assert result.tier == T.NOT_VECTORIZED and "thread or a process" in str(result), str(result)
+
+
+def test_no_job_can_change_the_timing_input_the_next_one_gets(referee):
+    """Attack 06: the timing input is a sealed memory file: writing it fails."""
+    keep = textwrap.dedent("""
+        import os
+        _close, KEPT, N = os.close, [], [0]
+        def _keep(fd):
+            try:
+                if os.readlink('/proc/self/fd/%d' % fd).startswith('/memfd:timing-input'):
+                    KEPT.append(fd)
+                    return
+            except OSError:
+                pass
+            _close(fd)
+        os.close = _keep
+        def pick_per_row(x, cols):
+            out = torch.gather(x, 1, cols)
+            N[0] += 1
+            for fd in (KEPT if N[0] == 2 else []):
+                try:
+                    os.pwrite(fd, b'\\0' * os.fstat(fd).st_size, 0)
+                except OSError:
+                    pass
+            return out
+        """)
+    assert _judge(referee, "basics.pick_per_row", [IMPORTS, keep]).passed
+    assert _judge(referee, "basics.pick_per_row", [IMPORTS, OK]).passed
+
+
+def test_a_stopped_template_is_replaced_before_the_next_student(referee):
+    """Attack 09: a job stopped the template (SIGSTOP); the next job never started."""
+    if not SANDBOXED:
+        pytest.skip(f"no sandbox here: {isolation()}")
+    stop = textwrap.dedent("""
+        import os, signal
+        me, parent = os.getpid(), os.getppid()
+        for pid in os.listdir('/proc'):
+            if pid.isdigit() and int(pid) not in (1, me, parent):
+                try:
+                    os.kill(int(pid), signal.SIGSTOP)
+                except OSError:
+                    pass
+        """)
+    _judge(referee, "basics.pick_per_row", [IMPORTS, stop + OK])
+    assert _judge(referee, "basics.pick_per_row", [IMPORTS, OK]).passed
