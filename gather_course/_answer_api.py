@@ -35,7 +35,10 @@ MODULES = (
     "explain",
     "reference",
 )
+# What an answer may take from gather_course (the referee's scan and check() read these too).
 PUBLIC = ("GatherCourseError", "Tier", "default_device", "diagnose", "explain", "gather_reference")
+PUBLIC_MODULES = ("reference", "diagnose", "explain", "device")
+BANK_NAMES = ("exercise", "exercise_ids")  # fine in a check cell, never in an answer
 OUTSIDE = N_(
     "answers may use torch, Python's standard library and gather_course's public helpers "
     "(gather_reference, diagnose, explain, default_device) only: {what} is not there when "

@@ -30,6 +30,7 @@ from . import _scan
 from ._answer_api import OUTSIDE
 from ._i18n import N_, _
 from ._sandbox import Worker, WorkerDied
+from ._worker import _HOLD
 from .questions import exercise
 from .questions._cases import Case
 from .questions._check import (
@@ -190,12 +191,12 @@ _TIMING_LOCK = threading.Lock()
 def _timing_bytes(q: Question, seed: int) -> tuple[dict, bytes]:
     """The timing input drawn from ``seed``, as :func:`_raw_inputs` sends it. A grading run
     gives every student the same one (and the solution's baseline): it is made once, and
-    the last four are kept (as many as an assignment has timed questions)."""
+    as many are kept as a worker's supervisor holds (``_worker._HOLD``)."""
     key = (q.qid, q.variant_name, seed, repr(q.timing))
     with _TIMING_LOCK:
         if key not in _TIMING_BYTES:
             case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
-            while len(_TIMING_BYTES) >= 4:
+            while len(_TIMING_BYTES) >= _HOLD:
                 del _TIMING_BYTES[next(iter(_TIMING_BYTES))]
             meta, data = _raw_inputs(list(case.inputs.values()), TIMING_REPEAT)
             _TIMING_BYTES[key] = ({**meta, "key": repr(key)}, data)
@@ -431,8 +432,6 @@ class Referee:
                     f"the grading worker failed twice, not the submission ({reply['status']}); "
                     "grade it again"
                 )
-        if not reply.get("clean", True):
-            self.close()  # could not clean up: start afresh
         return reply, _load(data)
 
     # -- one question ----------------------------------------------------------------------------
@@ -722,9 +721,8 @@ class Referee:
 # benchmarks/bench_timing.py measures, per question, the slowest honest whole-tensor answer
 # and the fastest Python loop as multiples of the solution; each factor sits between them,
 # with the margins docs/grading.md records.
-_BASELINES: dict[
-    str, float
-] = {}  # the solution's CPU seconds, per question (all workers are alike)
+# the solution's CPU seconds, per question (all workers are alike)
+_BASELINES: dict[str, float] = {}
 _BASELINE_LOCKS: dict[str, threading.Lock] = {}
 _CAP_MARGIN = 1.5  # a timing job is stopped past 1.5 x the limit: its verdict is known
 _SOLUTIONS: dict[tuple[str, str, int], Any] = {}

@@ -12,6 +12,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from ._answer_api import BANK_NAMES, PUBLIC, PUBLIC_MODULES
+
 # Ways around a name-based rule: computed access, torch's internals, other array libraries,
 # other threads and processes.
 _DYNAMIC_CALLS = {
@@ -282,18 +284,11 @@ def _hatches(cell: int, nodes: list[ast.AST], imported: set[str] = frozenset()) 
 
 
 # What an answer may take from the course package: its public helpers (the grading sandbox
-# holds nothing else of it). The rest of gather_course (the question bank, its solutions and
-# variants, the grading code) must not be reached by an answer.
-_PUBLIC_MODULES = {"reference", "diagnose", "explain", "device"}
-_PUBLIC_NAMES = {
-    "gather_reference",
-    "diagnose",
-    "explain",
-    "default_device",
-    "GatherCourseError",
-    "Tier",
-}
-_COURSE_ONLY = {"exercise", "exercise_ids"}  # fine in a check cell, never in an answer
+# holds nothing else of it, see _answer_api). The rest of gather_course (the question bank,
+# its solutions and variants, the grading code) must not be reached by an answer.
+_PUBLIC_MODULES = set(PUBLIC_MODULES)
+_PUBLIC_NAMES = set(PUBLIC)
+_COURSE_ONLY = set(BANK_NAMES)
 
 
 def course_internals(code: list[tuple[int, ast.stmt]]) -> list[Finding]:

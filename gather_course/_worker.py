@@ -33,6 +33,7 @@ import fcntl
 import io
 import json
 import linecache
+import math
 import os
 import resource
 import select
@@ -89,9 +90,18 @@ def write_frame(fd: int, header: dict, payload: bytes = b"") -> None:
 # -- the supervisor --------------------------------------------------------------------------
 
 
+_LIBC: list[Any] = []  # the C library, opened once (the supervisor polls with it)
+
+
+def _libc() -> Any:
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
 def _prctl(option: int, value: int) -> None:
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+        _libc().prctl(option, value, 0, 0, 0)
     except (OSError, AttributeError):  # not Linux: the limits and timeouts still hold
         pass
 
@@ -151,17 +161,23 @@ def _sweep(deadline: float) -> tuple[float, bool]:
 _MAX_PROCESSES = 64
 
 
+def _job_pids(keep: frozenset[int] = frozenset()) -> list[int]:
+    """In the sandbox, every process but init, the supervisor, the template (and ``keep``):
+    the job's, and whatever it started."""
+    ours = {1, os.getpid(), _TEMPLATE} | keep
+    return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in ours]
+
+
 def _over_budget(memory: int) -> str:
     """In the sandbox every process but init, the supervisor and the template is the job's:
     too many of them, or too much memory in all (RLIMIT_AS holds per process only), ends it."""
-    ours = (1, os.getpid(), _TEMPLATE)
-    pids = [n for n in os.listdir("/proc") if n.isdigit() and int(n) not in ours]
+    pids = _job_pids()
     if len(pids) > _MAX_PROCESSES:
         return "too many processes"
     rss = 0
-    for name in pids:
+    for pid in pids:
         try:
-            with open(f"/proc/{name}/statm") as f:
+            with open(f"/proc/{pid}/statm") as f:
                 rss += int(f.read().split()[1]) * resource.getpagesize()
         except (OSError, IndexError, ValueError):
             continue
@@ -176,7 +192,7 @@ def _cpu_of(pid: int) -> float:
     tick = os.sysconf("SC_CLK_TCK")
     clock = ctypes.c_int()
     try:
-        if ctypes.CDLL(None).clock_getcpuclockid(pid, ctypes.byref(clock)) == 0:
+        if _libc().clock_getcpuclockid(pid, ctypes.byref(clock)) == 0:
             return time.clock_gettime(clock.value) + (ticks[2] + ticks[3]) / tick
     except (OSError, AttributeError):  # not Linux, or it ended: clock ticks for all of it
         pass
@@ -188,13 +204,12 @@ def _job_cpu(pid: int, sandboxed: bool) -> float:
     process, what it waited for, and what it left running); elsewhere, of the job process."""
     if not sandboxed:
         return _cpu_of(pid)
-    ours, total = (1, os.getpid(), _TEMPLATE), 0.0
-    for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) not in ours:
-            try:
-                total += _cpu_of(int(name))
-            except (OSError, IndexError, ValueError):
-                continue
+    total = 0.0
+    for job_pid in _job_pids():
+        try:
+            total += _cpu_of(job_pid)
+        except (OSError, IndexError, ValueError):
+            continue
     return total
 
 
@@ -266,13 +281,11 @@ def _last_pid() -> int:
 
 def _kill_all_but(keep: set[int]) -> None:
     """In the sandbox: end every process of the job but ``keep`` (and init, us, the template)."""
-    ours = {1, os.getpid(), _TEMPLATE} | keep
-    for name in os.listdir("/proc"):
-        if name.isdigit() and int(name) not in ours:
-            try:
-                os.kill(int(name), signal.SIGKILL)
-            except OSError:
-                pass
+    for pid in _job_pids(frozenset(keep)):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
     while True:  # reap those that were handed to us
         try:
             pid, _, _ = os.wait4(-1, os.WNOHANG)
@@ -740,9 +753,7 @@ def _receive_timing_input(channel: int, read: Any) -> tuple[list, int]:
             inputs.append(item["value"])
             continue
         dtype = getattr(torch, item["dtype"])
-        count = 1
-        for n in item["shape"]:
-            count *= n
+        count = math.prod(item["shape"])
         flat = (
             _FROMBUFFER(memory, dtype=dtype, count=count, offset=item["offset"])
             if count

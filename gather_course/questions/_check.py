@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from .._answer_api import BANK_NAMES, OUTSIDE, PUBLIC_MODULES
 from .._errors import GatherCourseError
 from .._i18n import N_, _
 from .._opcount import _OpCounter
@@ -609,8 +610,9 @@ def _check_inputs_unchanged(case: Case, after: dict[str, Any]) -> None:
             )
 
 
-_PUBLIC_MODULES = {f"gather_course.{m}" for m in ("reference", "diagnose", "explain", "device")}
-_PUBLIC_MODULES |= {"gather_course", "gather_course._errors", "gather_course._tier"}
+# the public modules, the package, and where the public GatherCourseError and Tier live
+_PUBLIC_MODULES = {f"gather_course.{m}" for m in (*PUBLIC_MODULES, "_errors", "_tier")}
+_PUBLIC_MODULES.add("gather_course")
 
 
 def _course_internal(fn: Callable) -> str:
@@ -650,14 +652,12 @@ def _course_internal(fn: Callable) -> str:
     return ""
 
 
-_BANK_NAMES = {"questions", "exercise", "exercise_ids", "CheckResult"}
+_BANK_NAMES = {"questions", "CheckResult", *BANK_NAMES}
 
 
 def _check_course_internals(fn: Callable) -> None:
     reached = _course_internal(fn)
     if reached:
-        from .._answer_api import OUTSIDE
-
         raise _Failure(
             Tier.RULES,
             _("Your answer reaches into the course itself: {what} ({where}); {rule}").format(
