@@ -63,8 +63,9 @@ def _course(tmp: Path, assignment: str, students: int) -> Path:
     return root
 
 
-def _timed(args: list[str], cwd: Path) -> float:
-    bin_dir = os.path.dirname(sys.executable)
+def _timed(args: list[str], cwd: Path, python: str = sys.executable) -> float:
+    """Seconds of one command, with ``python``'s environment first on PATH."""
+    bin_dir = os.path.dirname(python)
     env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
     start = time.perf_counter()
     done = subprocess.run(args, cwd=cwd, env=env, capture_output=True, text=True)
@@ -88,14 +89,8 @@ def _grade(python: str, root: Path, assignment: str, jobs: int) -> tuple[float, 
         (root / stale).unlink(missing_ok=True)
     for folder in ("autograded", "feedback"):
         shutil.rmtree(root / folder, ignore_errors=True)
-    bin_dir = os.path.dirname(python)
-    env = {**os.environ, "PATH": bin_dir + os.pathsep + os.environ.get("PATH", "")}
     args = [python, "-m", "gather_course.cli", "grade", assignment, "--jobs", str(jobs)]
-    start = time.perf_counter()
-    done = subprocess.run(args, cwd=root, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed:\n{done.stdout}\n{done.stderr}")
+    seconds = _timed(args, root, python)
     with open(root / f"grades-{assignment}.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     n = len(rows)
@@ -140,6 +135,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     if args.before:
+        args.before = os.path.abspath(args.before)  # the graders run in the course's copy
         _before_and_after(args)
         return
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
