@@ -18,7 +18,7 @@ c.IncludeHeaderFooter.header = "solutions/header.ipynb"
 # are tagged raises-exception, so JupyterLab and nbclient go on past a failing one).
 c.GenerateAssignment.preprocessors = [
     *GenerateAssignment.class_traits()["preprocessors"].default(),
-    "gather_course.nbgrader_plugins.RunAllShowsEveryVerdict",
+    "gather_course.grading.nbgrader_plugins.RunAllShowsEveryVerdict",
 ]
 
 # A learner who deletes a test cell gets it back (and its points are graded as usual).
@@ -30,7 +30,7 @@ c.Execute.timeout = 60
 # Feedback shows neither the hidden tests nor the traceback lines that would quote them.
 c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.GetGrades",
-    "gather_course.nbgrader_plugins.HideHiddenTestTracebacks",
+    "gather_course.grading.nbgrader_plugins.HideHiddenTestTracebacks",
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]

@@ -3,7 +3,7 @@
     python benchmarks/bench_timing.py [--questions q1,q2] [--repeats 3]
 
 For every question with a timing input (``exercise(qid).timing``) it measures, through a real
-:class:`~gather_course._referee.Referee` and its sandboxed worker, the CPU seconds the kernel
+:class:`~gather_course.grading._referee.Referee` and its sandboxed worker, the CPU seconds the kernel
 counts for ``TIMING_REPEAT`` calls on that input, exactly as grading does, of:
 
 - the course's solution (the reference, ``ref``);
@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 
 from gather_course import Tier, exercise, exercise_ids  # noqa: E402  (after the path is set)
-from gather_course._referee import TIMING_REPEAT, Referee, _size_text  # noqa: E402
-from gather_course._sandbox import Worker, isolation  # noqa: E402
 from gather_course.benchmark import machine  # noqa: E402
+from gather_course.grading._referee import TIMING_REPEAT, Referee, _size_text  # noqa: E402
+from gather_course.grading._sandbox import Worker, isolation  # noqa: E402
 from gather_course.questions._question import Question  # noqa: E402
 from tests.answers import LOOPS, RIGHT  # noqa: E402
 

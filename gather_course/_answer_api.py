@@ -20,16 +20,16 @@ from typing import Any
 from ._errors import GatherCourseError
 from ._i18n import N_, _
 
-# The package's modules the sandbox holds: the worker and what the public helpers import.
+# The package's modules an answer's process holds: the public helpers and what they import
+# (the sandbox holds these files and the worker's, grading/_worker.py, which runs as a script).
 MODULES = (
     "_answer_api",
     "_errors",
+    "_gather_call",
     "_i18n",
     "_opcount",
-    "_rules",
     "_text",
     "_tier",
-    "_worker",
     "device",
     "diagnose",
     "explain",

@@ -30,8 +30,8 @@ from ._i18n import _
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ._course import notebook_file
-    from ._execute import execute_notebook
+    from .course._course import notebook_file
+    from .course._execute import execute_notebook
 
     paths = [notebook_file(name) for name in args.paths]  # all checked before any runs
     for path in paths:
@@ -48,7 +48,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _check_report(args: argparse.Namespace) -> int:
-    from ._course import check_notebook
+    from .grading._notebook_check import check_notebook
 
     reports, notes = check_notebook(args.notebook, timeout=args.timeout)
     for r in reports:
@@ -74,7 +74,7 @@ def _check_report(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from ._workcopy import DEFAULT_DIR, lab_command, make_working_copy
+    from .course._workcopy import DEFAULT_DIR, lab_command, make_working_copy
 
     copied = make_working_copy(args.dir, lang=args.lang)
     where = copied.folder
@@ -106,7 +106,7 @@ def _start(args: argparse.Namespace) -> int:
 
 def _progress(args: argparse.Namespace) -> int:
     from ._i18n import about_notebook
-    from ._workcopy import exercise_notebooks, working_dir
+    from .course._workcopy import exercise_notebooks, working_dir
 
     folder = working_dir(args.dir)
     notebooks = exercise_notebooks(folder)
@@ -121,9 +121,9 @@ def _progress(args: argparse.Namespace) -> int:
 
 
 def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Path]) -> int:
-    from ._course import check_notebook
-    from ._referee import Referee
-    from ._sandbox import Worker
+    from .grading._notebook_check import check_notebook
+    from .grading._referee import Referee
+    from .grading._sandbox import Worker
 
     marks = {"passed": "✓", "not attempted": "·"}
     done = total = 0
@@ -162,11 +162,11 @@ def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Pat
 
 
 def _release(args: argparse.Namespace) -> int:
-    from ._course import course_root, release
+    from .course._course import course_root, release
 
     root = course_root(args.course)
     if args.class_seed is not None or args.to:
-        from ._classes import release_class
+        from .grading._classes import release_class
 
         if args.class_seed is None or not args.to or args.out:
             raise GatherCourseError(
@@ -187,9 +187,9 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from ._course import course_root, known_assignment
-    from ._grade import csv_target, grade_class, referee_pool, submissions
-    from ._sandbox import isolation
+    from .course._course import course_root, known_assignment
+    from .grading._grade import csv_target, grade_class, referee_pool, submissions
+    from .grading._sandbox import isolation
 
     root = course_root(args.course)
     for assignment in args.assignment:  # every argument checked before grading
@@ -220,9 +220,9 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _similar(args: argparse.Namespace) -> int:
-    from ._course import course_root, known_assignment, nbgrader_api
-    from ._grade import _release_notebooks
-    from ._similar import similar
+    from .course._course import course_root, known_assignment, nbgrader_api
+    from .grading._grade import _release_notebooks
+    from .grading._similar import similar
 
     root = course_root(args.course)
     known_assignment(root, args.assignment)
@@ -271,8 +271,8 @@ def _report(assignment: str, outcomes: list, csv_path: Path) -> None:
 
 
 def _twins(args: argparse.Namespace) -> int:
-    from ._course import course_root
-    from ._twins import EDITION, SOURCES, sync
+    from .course._course import course_root
+    from .course._twins import EDITION, SOURCES, sync
 
     root = course_root(args.course)
     todo = sync(root, accept=args.accept)

@@ -8,8 +8,8 @@ from typing import Any
 
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from ._gather_call import Problem, check_call
 from ._i18n import _
-from ._rules import Problem, check_call
 from ._text import fmt_shape
 
 __all__ = ["Diagnosis", "diagnose"]

@@ -9,8 +9,8 @@ from typing import Any
 import torch
 
 from ._errors import GatherCourseError
+from ._gather_call import effective_ndim, ensure_valid, source_position
 from ._i18n import _
-from ._rules import effective_ndim, ensure_valid, source_position
 from ._text import fmt_pos, fmt_value, type_name
 
 __all__ = ["Explanation", "explain"]

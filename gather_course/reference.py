@@ -6,8 +6,8 @@ import itertools
 
 import torch
 
+from ._gather_call import effective_ndim, ensure_valid, source_position
 from ._i18n import _
-from ._rules import effective_ndim, ensure_valid, source_position
 
 __all__ = ["gather_reference"]
 

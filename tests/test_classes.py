@@ -12,13 +12,13 @@ import nbformat
 import pytest
 
 from gather_course import GatherCourseError, exercise
-from gather_course._classes import release_class
-from gather_course._course import assignments, course_root
-from gather_course._execute import execute_notebook
-from gather_course._grade import referee_student
-from gather_course._referee import Referee, graded_cells
-from gather_course._sandbox import Worker
-from gather_course._similar import normalise, similar
+from gather_course.course._course import assignments, course_root
+from gather_course.course._execute import execute_notebook
+from gather_course.grading._classes import release_class
+from gather_course.grading._grade import referee_student
+from gather_course.grading._referee import Referee, graded_cells
+from gather_course.grading._sandbox import Worker
+from gather_course.grading._similar import normalise, similar
 from tests.helpers import ROOT, cli
 
 SEED = 2026

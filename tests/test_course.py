@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from gather_course import GatherCourseError, Tier, exercise, exercise_ids
-from gather_course._course import course_root, release
+from gather_course.course._course import course_root, release
 from gather_course.questions._question import IMPORTS_RULE
 from tests.helpers import ROOT, cli
 
@@ -46,7 +46,7 @@ def test_exercise_ids_follow_the_notebooks():
     and within an assignment the order of its test cells (nlp.masked_nll is graded in friends)."""
     import re
 
-    from gather_course._course import assignment_order
+    from gather_course.course._course import assignment_order
 
     lectures = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     own = [

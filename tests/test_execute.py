@@ -1,4 +1,4 @@
-"""gather_course._execute: a notebook run with its environment given to the kernel only."""
+"""gather_course.course._execute: a notebook run with its environment given to the kernel only."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from gather_course._execute import execute_notebook
+from gather_course.course._execute import execute_notebook
 
 
 def _notebook(tmp_path, source: str):

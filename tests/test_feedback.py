@@ -14,7 +14,7 @@ from matplotlib.figure import Figure
 from nbclient import NotebookClient
 
 from gather_course import GatherCourseError, exercise
-from gather_course._course import check_notebook
+from gather_course.grading._notebook_check import check_notebook
 from tests.helpers import ROOT
 
 PICK = exercise("basics.pick_per_row")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from gather_course._grade import _gradebook, _gradebook_knows
+from gather_course.grading._grade import _gradebook, _gradebook_knows
 from tests.helpers import ROOT
 
 

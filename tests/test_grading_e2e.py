@@ -26,9 +26,9 @@ import nbformat
 import pytest
 
 from gather_course import exercise
-from gather_course._course import assignments, nbgrader_api
-from gather_course._referee import graded_cells
-from gather_course._sandbox import SANDBOX, isolation
+from gather_course.course._course import assignments, nbgrader_api
+from gather_course.grading._referee import graded_cells
+from gather_course.grading._sandbox import SANDBOX, isolation
 from tests.answers import WRONG
 from tests.helpers import ROOT
 

@@ -21,8 +21,8 @@ import pytest
 
 from gather_course import Tier as T
 from gather_course import exercise
-from gather_course._referee import MESSAGE_CHARS, Plan, Referee, _value
-from gather_course._sandbox import SANDBOX, Worker, isolation
+from gather_course.grading._referee import MESSAGE_CHARS, Plan, Referee, _value
+from gather_course.grading._sandbox import SANDBOX, Worker, isolation
 from tests.answers import LOOPS, LOOPS_TESTED
 from tests.helpers import judge as _judge
 
@@ -218,7 +218,7 @@ COURSE = {
     "def pick_per_row(x, cols):\n    return E('basics.pick_per_row').spec(x, cols)\n",
     "the bank's reference": "from gather_course import exercise\n"
     "def pick_per_row(x, cols):\n    return exercise('basics.pick_per_row').spec(x, cols)\n",
-    "a private module": "import gather_course._referee as R\n"
+    "a private module": "import gather_course.grading._referee as R\n"
     "def pick_per_row(x, cols):\n    return R._solution_on(x, cols)\n",
     "the package attribute": "import gather_course\n"
     "def pick_per_row(x, cols):\n    return gather_course.questions.exercise('x')\n",
@@ -275,7 +275,8 @@ def test_the_bank_is_not_in_the_sandboxs_files_or_memory(referee):
             folder = gather_course.__path__[0]
             names = sorted(os.listdir(folder))
             bank = any(os.path.exists(os.path.join(folder, n))
-                       for n in ("questions", "__pycache__", "_referee.py", "__init__.py"))
+                       for n in ("questions", "__pycache__", "__init__.py", "course",
+                                 "grading/_referee.py", "grading/__init__.py", "draw.py"))
             objects = sum(1 for o in gc.get_objects()
                           if type(o).__name__ in ("Question", "CheckResult"))
             texts = sum(1 for o in gc.get_objects() if isinstance(o, str)
@@ -341,7 +342,7 @@ def test_leftovers_a_job_cannot_remove_never_reach_the_next_student(referee):
 def test_the_baseline_is_measured_before_any_submission_and_never_kept_when_it_failed(referee):
     """Attack 04: a job that left /tmp full made the solution's timing job fail, and its NaN
     switched the vectorized rule off for everyone."""
-    from gather_course import _referee
+    from gather_course.grading import _referee
 
     q = exercise("basics.pick_per_row")
     key = f"{q.qid}:{q.variant_name}:{q.timing!r}"

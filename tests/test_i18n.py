@@ -16,7 +16,8 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
 
 from gather_course import GatherCourseError, diagnose, exercise, explain
-from gather_course._i18n import LANG_ENV, _catalog, bank_messages, language
+from gather_course._i18n import LANG_ENV, _catalog, language
+from gather_course.course._messages import bank_messages
 from tests.helpers import ROOT
 
 CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")  # Chinese, and its punctuation
@@ -86,27 +87,28 @@ def test_translations_keep_every_placeholder():
 # (grading, class releases, the sandbox, benchmarks, nbgrader's plugins) or hold only the
 # bank's variant edits (their results are bank texts, checked above).
 INSTRUCTOR_MODULES = {
-    "_classes.py",
-    "_execute.py",
-    "_grade.py",
+    "grading/_classes.py",
+    "grading/_grade.py",
+    "grading/_sandbox.py",
+    "grading/_scan.py",
+    "grading/_similar.py",
+    "grading/_worker.py",
+    "grading/nbgrader_plugins.py",
+    "course/_execute.py",
+    "course/_messages.py",
+    "course/_twins.py",
     "_i18n.py",
-    "_sandbox.py",
-    "_twins.py",
-    "_scan.py",
-    "_similar.py",
-    "_worker.py",
     "benchmark.py",
-    "nbgrader_plugins.py",
     "questions/_variants.py",
 }
 # Modules that also serve instructors: only these functions of theirs speak to learners.
 LEARNER_FUNCTIONS = {
     "cli.py": {"_check", "_start", "_progress"},
-    "_course.py": {"notebook_file", "check_notebook"},
+    "course/_course.py": {"notebook_file"},
 }
 PROSE = re.compile(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+")  # three words in a row: a sentence
 CODE_CONSTANTS = {  # prose-looking strings that are code, not messages
-    ("_referee.py", "import itertools\nimport torch\nimport torch.nn.functional as F\n"),
+    ("grading/_referee.py", "import itertools\nimport torch\nimport torch.nn.functional as F\n"),
 }
 
 

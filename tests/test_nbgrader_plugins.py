@@ -11,7 +11,7 @@ from nbgrader.preprocessors import ClearHiddenTests
 from nbgrader.tests import create_grade_cell, create_regular_cell, create_solution_cell
 from traitlets.config import Config
 
-from gather_course.nbgrader_plugins import (
+from gather_course.grading.nbgrader_plugins import (
     HideHiddenTestTracebacks,
     RefereeVerdicts,
     RunAllShowsEveryVerdict,

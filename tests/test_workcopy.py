@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from gather_course import GatherCourseError, exercise
-from gather_course._workcopy import (
+from gather_course.course._workcopy import (
     LEARNER_CONFIG,
     MARKER,
     course_files,

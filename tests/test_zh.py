@@ -15,8 +15,8 @@ import nbformat
 import pytest
 
 from gather_course import GatherCourseError
-from gather_course._course import course_root, release
-from gather_course._twins import (
+from gather_course.course._course import course_root, release
+from gather_course.course._twins import (
     code_without_comments,
     read_sources,
     stale_cells,
@@ -24,7 +24,7 @@ from gather_course._twins import (
     twin_problems,
     twins,
 )
-from gather_course._workcopy import make_working_copy
+from gather_course.course._workcopy import make_working_copy
 from gather_course.questions._question import IMPORTS_RULE
 from tests.helpers import ROOT, cli
 
@@ -190,7 +190,7 @@ def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):
     `exercise(qid)` and the check word them in Chinese, so the two never disagree."""
     from gather_course import exercise
     from gather_course._i18n import LANG_ENV, _
-    from gather_course._referee import graded_cells
+    from gather_course.grading._referee import graded_cells
 
     monkeypatch.setenv(LANG_ENV, "zh")
     checked = 0
@@ -209,8 +209,8 @@ def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):
 
 def test_a_class_release_of_the_chinese_course_words_its_variants_in_chinese(tmp_path, monkeypatch):
     from gather_course import exercise
-    from gather_course._classes import release_class
     from gather_course._i18n import LANG_ENV, _
+    from gather_course.grading._classes import release_class
 
     info = release_class(course_root(ZH), 7, tmp_path / "class", execute=False)
     monkeypatch.setenv(LANG_ENV, "zh")

@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
+from .._gather_call import accepted_index_dtypes
 from .._i18n import N_, _
-from .._rules import accepted_index_dtypes
 from .._text import fmt_value
 from ..explain import explain
 from ..reference import gather_reference

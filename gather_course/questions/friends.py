@@ -7,8 +7,8 @@ from typing import Any
 
 import torch
 
+from .._gather_call import source_position
 from .._i18n import _
-from .._rules import source_position
 from .._text import fmt_value
 from ..explain import explain
 from ..reference import gather_reference

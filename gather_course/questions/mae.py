@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 
+from .._gather_call import accepted_index_dtypes
 from .._i18n import _
-from .._rules import accepted_index_dtypes
 from .._text import fmt_value
 from ._cases import noncontig, randn
 from ._question import question

@@ -15,12 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ._course import RELEASE, SOURCE, assignments, release
-from ._errors import GatherCourseError
-from ._i18n import N_, _catalog
+from .._errors import GatherCourseError
+from .._i18n import N_, _catalog
+from ..course._course import RELEASE, SOURCE, assignments, release
+from ..questions import exercise
+from ..questions._question import Question
 from ._referee import graded_cells
-from .questions import exercise
-from .questions._question import Question
 
 CLASS_FILE = "class.json"
 
@@ -90,7 +90,7 @@ def release_class(root: Path, seed: int, target: Path, execute: bool = True) -> 
     """
     import nbformat
 
-    from ._execute import execute_notebook
+    from ..course._execute import execute_notebook
 
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise GatherCourseError(f"--class-seed must be a whole number >= 0, got {seed!r}.")

@@ -1,4 +1,4 @@
-"""The nbgrader course on disk: its assignments, releasing them, and checking one notebook.
+"""The nbgrader course on disk: its assignments and releasing them.
 
 The course root is the folder with ``nbgrader_config.py``; ``solutions/<a>/<a>.ipynb`` are the
 sources and ``exercises/<a>/<a>.ipynb`` the generated student versions.
@@ -13,12 +13,11 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._errors import GatherCourseError
-from ._i18n import N_, _
+from .._errors import GatherCourseError
+from .._i18n import _
 
 SOURCE, RELEASE = "solutions", "exercises"
 PROTECTED = (SOURCE, RELEASE, "submitted")  # folders our commands never write into, except release
@@ -64,7 +63,7 @@ def assignments(root: Path) -> list[str]:
 
 def assignment_order() -> list[str]:
     """The assignments in the order of the lectures they go with (basics first)."""
-    from .questions import exercise_ids
+    from ..questions import exercise_ids
 
     return list(dict.fromkeys(qid.split(".")[0] for qid in exercise_ids()))
 
@@ -154,109 +153,3 @@ def release(root: Path, out: Path | None = None) -> list[Path]:
             shutil.copytree(work / RELEASE / name, target)
             written += sorted(target.glob("*.ipynb"))
     return written
-
-
-@dataclass
-class QuestionReport:
-    """One graded test cell of a checked notebook."""
-
-    grade_id: str
-    points: float
-    score: float
-    message: str
-    status: str = ""  # passed, not attempted, failing, edited or deleted
-
-    @property
-    def passed(self) -> bool:
-        return self.score == self.points
-
-
-def _is_ours(nb: Any) -> bool:
-    from nbgrader.utils import is_grade
-
-    return isinstance(nb.metadata.get("gather_course"), dict) and any(is_grade(c) for c in nb.cells)
-
-
-def check_notebook(
-    path: str | Path, timeout: float = 10.0, referee: Any = None
-) -> tuple[list[QuestionReport], list[str]]:
-    """Judge a learner's notebook with the referee, without the hidden cases.
-
-    Returns a report per graded test cell, and notes on cells grading would not run.
-
-    The same path as grading: the notebook's answer cells run in a sandboxed worker, never in
-    this process, and the verdicts are the ones grading gives on the visible cases. Output to
-    stderr and warnings do not matter. The file is only read. Pass a ``Referee`` to share
-    its worker between notebooks (the caller closes it).
-    """
-    import nbformat
-
-    from ._referee import Plan, Referee, graded_cells, read_submission
-    from ._sandbox import Worker
-
-    path = notebook_file(path)
-    try:
-        nb = nbformat.read(path, as_version=4)
-    except Exception as exc:  # noqa: BLE001 - any unreadable file gets the same clear error
-        raise GatherCourseError(
-            _("{path} is not a readable notebook: {error}").format(path=path, error=exc)
-        ) from None
-    if not _is_ours(nb):
-        raise GatherCourseError(
-            _(
-                "{path} is not one of the course's exercise notebooks (no gather_course "
-                "metadata or graded test cells). Check a notebook from exercises/<assignment>/."
-            ).format(path=path)
-        )
-    from nbgrader.utils import compute_checksum, is_locked
-
-    changed = {
-        c.metadata["nbgrader"]["grade_id"]
-        for c in nb.cells
-        if is_locked(c)
-        and "checksum" in c.metadata["nbgrader"]
-        and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]
-    }
-    submission = read_submission(nb, nb)
-    own = referee is None
-    referee = Referee(Worker, call_limit=timeout) if own else referee
-    reports = []
-    try:
-        for gid, qid, points in graded_cells(nb):
-            result = referee.judge(submission, Plan.make(qid, None))
-            message = "" if result.passed else str(result)
-            status = (
-                N_("passed")
-                if result.passed
-                else N_("not attempted")
-                if result.tier == "not attempted"
-                else N_("failing")
-            )
-            if gid in changed:
-                status, message = (
-                    N_("edited"),
-                    _(
-                        "This test cell was edited. Grading refuses a notebook whose test "
-                        "cells were changed; undo your change to the cell."
-                    ),
-                )
-            reports.append(QuestionReport(gid, points, 0.0 if message else points, message, status))
-    finally:
-        if own:
-            referee.close()
-    present = {r.grade_id for r in reports}
-    for gid, points in nb.metadata["gather_course"].get("tests", {}).items():
-        if gid not in present:
-            reports.append(
-                QuestionReport(
-                    gid,
-                    float(points),
-                    0.0,
-                    _(
-                        "This test cell was deleted. Grading refuses a notebook without its "
-                        "test cells; restore it (copy it from a fresh exercise notebook)."
-                    ),
-                    N_("deleted"),
-                )
-            )
-    return reports, submission.notes

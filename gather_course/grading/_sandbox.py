@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ._answer_api import MODULES
-from ._errors import GatherCourseError
+from .._answer_api import MODULES
+from .._errors import GatherCourseError
 from ._worker import _HOLD, read_frame, write_frame
 
 SANDBOX, PROCESS = "sandbox", "process"
+WORKER = "grading/_worker"  # the worker script, relative to the package folder
 TMP_BYTES = 512 * 2**20  # the sandbox's /tmp, wiped after every job
 _ETC = (
     "ld.so.cache",
@@ -66,7 +67,7 @@ class Isolation:
 
 
 def _package_dir() -> Path:
-    return Path(__file__).resolve().parent
+    return Path(__file__).resolve().parent.parent
 
 
 def _readable_roots() -> list[str]:
@@ -143,7 +144,7 @@ def _package_binds() -> list[str]:
     compiled ``__pycache__`` (which would hold them all) is in the sandbox's file system."""
     package = _package_dir()
     binds = ["--tmpfs", str(package)]
-    for name in MODULES:
+    for name in (*MODULES, WORKER):
         binds += ["--ro-bind", str(package / f"{name}.py"), str(package / f"{name}.py")]
     binds += ["--ro-bind", str(package / "locale"), str(package / "locale")]
     return binds + ["--remount-ro", str(package)]
@@ -152,7 +153,7 @@ def _package_binds() -> list[str]:
 def _worker_argv() -> list[str]:
     # Started by path, not with -m: the package's __init__ (which imports the question bank)
     # must never run in the worker. -I: no cwd, no script folder, no user site, no PYTHON*.
-    return [sys.executable, "-I", str(_package_dir() / "_worker.py")]
+    return [sys.executable, "-I", str(_package_dir() / f"{WORKER}.py")]
 
 
 _probe: dict[str, Isolation] = {}

@@ -17,12 +17,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ._course import PROTECTED, RELEASE, SOURCE, known_assignment, nbgrader_api, nbgrader_errors
-from ._errors import GatherCourseError
+from .._errors import GatherCourseError
+from ..course._course import (
+    PROTECTED,
+    RELEASE,
+    SOURCE,
+    known_assignment,
+    nbgrader_api,
+    nbgrader_errors,
+)
+from ..questions._check import CheckResult
 from ._referee import CALL_LIMIT, NotGraded, Plan, Referee, graded_cells, read_submission
 from ._sandbox import SANDBOX, Worker, isolation
 from .nbgrader_plugins import RefereeVerdicts
-from .questions._check import CheckResult
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root
 

@@ -26,14 +26,11 @@ from typing import Any
 
 import torch
 
-from . import _scan
-from ._answer_api import OUTSIDE
-from ._i18n import N_, _
-from ._sandbox import Worker, WorkerDied
-from ._worker import _HOLD
-from .questions import exercise
-from .questions._cases import Case
-from .questions._check import (
+from .._answer_api import OUTSIDE
+from .._i18n import N_, _
+from ..questions import exercise
+from ..questions._cases import Case
+from ..questions._check import (
     NEVER_RAN,
     OPS_GROW,
     CheckResult,
@@ -44,7 +41,10 @@ from .questions._check import (
     _shapes,
     judge_case,
 )
-from .questions._question import Question
+from ..questions._question import Question
+from . import _scan
+from ._sandbox import Worker, WorkerDied
+from ._worker import _HOLD
 
 # Names in learner source that stand for an aten op a question forbids or requires.
 SOURCE_NAMES = {  # forbidden ops; required ones are in REQUIRED_NAMES below

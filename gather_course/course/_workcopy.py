@@ -13,13 +13,13 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ._errors import GatherCourseError
-from ._i18n import _, language
+from .._errors import GatherCourseError
+from .._i18n import _, language
 
 MARKER = ".gather-course.json"
 DEFAULT_DIR = "~/gather-course-work"
 LEARNER_CONFIG = Path(__file__).parent / "_learner_config"
-_COURSE = Path(__file__).resolve().parent.parent
+_COURSE = Path(__file__).resolve().parents[2]
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """The sandboxed side of grading: a supervisor, a pristine template, and a fresh process per job.
 
-Run as ``python -I .../gather_course/_worker.py`` by :mod:`gather_course._sandbox`, inside
+Run as ``python -I .../gather_course/grading/_worker.py`` by :mod:`gather_course.grading._sandbox`, inside
 bubblewrap when it is there. The referee never imports this module's process side. Three
 kinds of process, so that the one that runs a student's code holds nothing but that code and
 its inputs:
@@ -568,7 +568,7 @@ def _answer_time_package() -> None:
     """
     import importlib.machinery
 
-    folder = os.path.dirname(os.path.abspath(__file__))
+    folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # over grading/
     package = types.ModuleType("gather_course")
     package.__spec__ = importlib.machinery.ModuleSpec("gather_course", None, is_package=True)
     package.__spec__.submodule_search_locations = [folder]

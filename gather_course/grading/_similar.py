@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..questions import exercise
 from . import _scan
 from ._referee import graded_cells
-from .questions import exercise
 
 _KEEP = set(dir(builtins))
 

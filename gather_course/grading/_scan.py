@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from ._answer_api import BANK_NAMES, PUBLIC, PUBLIC_MODULES
+from .._answer_api import BANK_NAMES, PUBLIC, PUBLIC_MODULES
 
 # Ways around a name-based rule: computed access, torch's internals, other array libraries,
 # other threads and processes.

@@ -1,0 +1,48 @@
+"""The question bank's texts for Babel: the extractor ``babel.cfg`` names.
+
+The bank's titles, tasks, hints, rule wordings and test-case labels are plain strings in its
+declarations, and a class variant's come from edits of the public ones, so no ``_()`` marker
+can reach them. :func:`extract_bank` lists them all for ``pybabel extract`` (see
+docs/translating.md); at run time :mod:`gather_course._i18n` translates them where they are
+shown. Course tooling: nothing a learner's code or the grader runs imports this module.
+
+>>> any(where.endswith(": title") for _text, where in bank_messages())
+True
+"""
+
+from __future__ import annotations
+
+from ..questions import exercise, exercise_ids
+
+
+def bank_messages() -> list[tuple[str, str]]:
+    """Every text of the question bank a learner can see, with where it is used.
+
+    Titles, tasks, hints, rule wordings and test-case labels, of every question and class
+    variant: ``[(text, "basics.pick_per_row (columns): hint 2"), ...]``. The bank's texts are
+    plain strings in its declarations (a variant's come from edits of the public ones), so
+    Babel's extractor for them is :func:`extract_bank`, and ``_()`` translates them where
+    they are shown.
+    """
+    found: list[tuple[str, str]] = []
+    for qid in exercise_ids():
+        public = exercise(qid)
+        for name in ["public", *(v.name for v in public.variants)]:
+            q = exercise(qid, name)
+            where = f"{qid} ({name})"
+            found += [(q.title, f"{where}: title"), (q.task, f"{where}: task")]
+            found += [(h, f"{where}: hint {i}") for i, h in enumerate(q.hints, 1)]
+            found += [(t, f"{where}: rule") for t in [*q.forbid.values(), *q.require.values()]]
+            found += [(q.no_variant_why, f"{where}: why no variant")] * bool(q.no_variant_why)
+            sizes = [*q.sizes, *q.large_sizes]
+            found += [(s["label"], f"{where}: test case") for s in sizes if "label" in s]
+    return found
+
+
+def extract_bank(fileobj, keywords, comment_tags, options):
+    """Babel extraction method for the bank's texts (see ``babel.cfg``)."""
+    seen: dict[str, list[str]] = {}
+    for text, where in bank_messages():
+        seen.setdefault(text, []).append(where)
+    for text, wheres in seen.items():
+        yield 0, None, text, wheres

@@ -1,0 +1,10 @@
+"""Grading: everything that runs or judges a learner's code. The grader's trusted base.
+
+Student code runs only in :mod:`._worker`'s job processes (in bubblewrap's sandbox where
+it is there), started and fed by :mod:`._sandbox`. Everything else here runs in the
+instructor's process and never runs student code: :mod:`._referee` judges one submission
+from plain data, :mod:`._scan` reads its source, :mod:`._grade` grades a class into
+nbgrader's gradebook, :mod:`._classes` releases class variants, :mod:`._similar` writes
+the copy report, and :mod:`.nbgrader_plugins` hooks into nbgrader. docs/architecture.md
+draws the border.
+"""
