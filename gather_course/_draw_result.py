@@ -8,7 +8,8 @@ import torch
 from matplotlib.figure import Figure
 
 from ._errors import GatherCourseError
-from ._i18n import _, _fig, figure_font
+from ._figure_text import _fig, figure_font
+from ._i18n import _
 from ._text import fmt_value
 
 _MAX_CELLS = 12  # per side: bigger outputs are not readable as a grid

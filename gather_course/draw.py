@@ -14,8 +14,9 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.textpath import TextPath
 
 from ._errors import GatherCourseError
+from ._figure_text import _fig, figure_font
 from ._gather_call import effective_ndim, ensure_valid, source_position
-from ._i18n import _, _fig, figure_font
+from ._i18n import _
 from ._text import fmt_pos, fmt_value
 
 __all__ = ["draw_gather", "draw_gather_grad"]

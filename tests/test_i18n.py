@@ -108,6 +108,10 @@ LEARNER_FUNCTIONS = {
 }
 PROSE = re.compile(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+")  # three words in a row: a sentence
 CODE_CONSTANTS = {  # prose-looking strings that are code, not messages
+    ("_figure_text.py", "Noto Sans CJK SC"),  # font names
+    ("_figure_text.py", "Noto Sans SC"),
+    ("_figure_text.py", "WenQuanYi Zen Hei"),
+    ("_figure_text.py", "Source Han Sans SC"),
     ("grading/_referee.py", "import itertools\nimport torch\nimport torch.nn.functional as F\n"),
 }
 
@@ -268,7 +272,7 @@ def test_figures_speak_chinese_only_with_a_font_that_draws_it(monkeypatch):
     import warnings
 
     from gather_course import draw_gather_grad
-    from gather_course._i18n import _cjk_font
+    from gather_course._figure_text import _cjk_font
 
     monkeypatch.setenv(LANG_ENV, "zh")
     args = (torch.tensor([[1.0, 2.0, 3.0]]), 1, torch.tensor([[0, 0, 2]]), (1, 4))
