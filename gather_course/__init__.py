@@ -10,10 +10,11 @@ drawings of index mappings, and a question bank with specific feedback.
 out[1][0] = input[1][index[1][0]] = input[1][1] = 50
 """
 
+from typing import Any
+
 from ._errors import GatherCourseError
 from .device import default_device
 from .diagnose import diagnose
-from .draw import draw_gather, draw_gather_grad
 from .explain import explain
 from .questions import CheckResult, Tier, exercise, exercise_ids
 from .reference import gather_reference
@@ -33,3 +34,19 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+_DRAWINGS = ("draw_gather", "draw_gather_grad")  # matplotlib loads on first use, not on import
+
+
+def __getattr__(name: str) -> Any:
+    # The drawings are public names like the rest; the grader and the command line, which
+    # never draw, start without matplotlib (the contract no-plotting-in-grading).
+    if name in _DRAWINGS:
+        from . import draw
+
+        return getattr(draw, name)
+    raise AttributeError(f"module 'gather_course' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_DRAWINGS})
