@@ -46,6 +46,8 @@ FAILED = re.compile(r"Incorrect|Not attempted|failed|wrong", re.IGNORECASE)
 LIBRARY_FRAMES = [
     "gather_course/",
     "_check.py",
+    "_judge.py",
+    "_result.py",
     "site-packages",
     "Traceback (most recent call last)",
 ]

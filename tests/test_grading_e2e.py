@@ -90,8 +90,9 @@ IN_PROCESS = {
     # replace the checker's own verdict and registry
     "patches_checker": "import gather_course.questions._check as C\n"
     "import gather_course.questions._question as Q\n"
-    "C.CheckResult.__bool__ = lambda self: True\n"
-    "C.CheckResult.passed = True\nC.run_check = lambda *a, **k: None\n"
+    "import gather_course.questions._result as R\n"
+    "R.CheckResult.__bool__ = lambda self: True\n"
+    "R.CheckResult.passed = True\nC.run_check = lambda *a, **k: None\n"
     "Q._REGISTRY.clear()\n",
     # look up the caller's frames for the expected values and return those
     "reads_frames": "import sys\ndef pick_per_row(x, cols):\n    f = sys._getframe(1)\n"

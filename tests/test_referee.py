@@ -20,7 +20,7 @@ from gather_course import Tier as T
 from gather_course.grading import _scan
 from gather_course.grading._referee import Referee, read_submission
 from gather_course.grading._sandbox import SANDBOX, Worker, isolation
-from gather_course.questions._check import (
+from gather_course.questions._judge import (
     Opaque,  # what the referee sends for values it cannot carry
 )
 from tests import answers
@@ -267,7 +267,7 @@ def _limits(referee):
 def test_nothing_done_in_the_worker_changes_this_process(referee):
     before = (torch.equal, torch.Tensor.__eq__, CheckResult.assert_passed)
     patch = (
-        "import gather_course.questions._check as C\n"
+        "import gather_course.questions._result as C\n"
         "torch.equal = lambda *a, **k: True\nC.CheckResult.__bool__ = lambda s: True\n"
         "def pick_per_row(x, cols):\n    return x[:, :cols.shape[1]]\n"
     )

@@ -26,7 +26,7 @@ from ..course._course import (
     nbgrader_api,
     nbgrader_errors,
 )
-from ..questions._check import CheckResult
+from ..questions._result import CheckResult
 from ._referee import CALL_LIMIT, NotGraded, Plan, Referee, graded_cells, read_submission
 from ._sandbox import SANDBOX, Worker, isolation
 from .nbgrader_plugins import RefereeVerdicts

@@ -28,20 +28,12 @@ import torch
 
 from .._answer_api import OUTSIDE
 from .._i18n import N_, _
+from .._tier import Tier
 from ..questions import exercise
 from ..questions._cases import Case
-from ..questions._check import (
-    NEVER_RAN,
-    OPS_GROW,
-    CheckResult,
-    Opaque,
-    Outcome,
-    Tier,
-    _Failure,
-    _shapes,
-    judge_case,
-)
+from ..questions._judge import Opaque, Outcome, _shapes, judge_case
 from ..questions._question import Question
+from ..questions._result import NEVER_RAN, OPS_GROW, CheckResult, _Failure
 from . import _scan
 from ._sandbox import Worker, WorkerDied
 from ._worker import _HOLD

@@ -1,7 +1,7 @@
 """The question bank: ``exercise(qid)`` returns a self-checking question."""
 
-from ._check import CheckResult, Tier
 from ._question import Question, exercise, exercise_ids
+from ._result import CheckResult, Tier
 
 # isort: off
 # Importing a topic module registers its questions: this order is the course's order, and the

@@ -16,7 +16,8 @@ from .._errors import GatherCourseError
 from .._i18n import N_, _
 from .._text import type_name
 from ._cases import Case
-from ._check import CheckResult, run_check
+from ._check import run_check
+from ._result import CheckResult
 
 
 class Markdown(str):

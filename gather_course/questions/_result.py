@@ -1,0 +1,189 @@
+"""What a check or a grade found: :class:`CheckResult`, and the failure that makes one.
+
+A result renders itself (``_repr_markdown_`` in Jupyter, ``str`` elsewhere); its details are
+kept in English and shown in the learner's language. The grader builds the same results
+from the worker's data, so what ``check`` says is what grading gives.
+
+>>> r = CheckResult("basics.pick_per_row", True, Tier.PASSED, "All 5 test cases pass.")
+>>> bool(r), r.tier.value
+(True, 'passed')
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .._errors import GatherCourseError
+from .._i18n import N_, _
+from .._text import wrap
+from .._tier import Tier
+
+if TYPE_CHECKING:
+    import torch
+
+    from ._question import Question
+
+
+# The labels of a result's details, kept in English in the result and shown translated.
+_LABELS = (
+    N_("case"),
+    N_("inputs"),
+    N_("where"),
+    N_("error"),
+    N_("your call"),
+    N_("broken rule"),
+    N_("fix"),
+    N_("first wrong element"),
+    N_("expected"),
+    N_("got"),
+    N_("formula"),
+    N_("traced"),
+    N_("small input"),
+    N_("larger input"),
+    N_("shift"),
+)
+
+OPS_GROW = N_(  # translated where it is raised: _(OPS_GROW)
+    "Your values are right, but the number of tensor operations grows with the input "
+    "size, which means a Python loop over elements. Replace the loop by whole-tensor "
+    "operations (gather, indexing)."
+)
+
+NEVER_RAN = N_(  # the required op never ran: _(NEVER_RAN).format(rule=..., op=...)
+    "Your values are right, but this question asks you to use {rule}: your function never "
+    "ran `{op}`."
+)
+
+
+@dataclass
+class CheckResult:
+    """What ``Question.check`` found. ``passed`` is the verdict; ``bool(result)`` too.
+
+    Renders itself as Markdown in Jupyter; ``str(result)`` is the plain-text version.
+    """
+
+    qid: str
+    passed: bool
+    tier: Tier
+    headline: str
+    details: list[tuple[str, str]] = field(default_factory=list)
+    advice: str = ""
+    _pair: tuple[str, Any, Any] | None = field(default=None, repr=False, compare=False)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    @property
+    def message(self) -> str:
+        return str(self)
+
+    @property
+    def _verdict(self) -> str:
+        return (
+            _("Correct")
+            if self.passed
+            else _("Not attempted yet")
+            if self.tier == Tier.NOT_ATTEMPTED
+            else _("Incorrect")
+        )
+
+    def __str__(self) -> str:
+        mark = "✅" if self.passed else "❌"
+        lines = [f"{mark} {self._verdict} ({self.qid}): {self.headline}"]
+        lines += [f"  {_(k)}: {_detail(k, v)}" for k, v in self.details]
+        if self.advice:  # wrapped: a terminal or nbgrader's Validate dialog does not wrap it
+            lines += wrap(self.advice, 92, indent="  ")
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def _repr_markdown_(self) -> str:
+        icon = "✅" if self.passed else "❌"
+        lines = [f"{icon} **{self._verdict}** (`{self.qid}`): {self.headline}"]
+        if self.details:
+            lines.append("")
+            lines += [f"- **{_(k)}:** {_md_value(_detail(k, v))}" for k, v in self.details]
+        if self.advice:
+            lines += ["", f"*{self.advice}*"]
+        return "\n".join(lines)
+
+    def draw(self, ax: Any = None) -> Any:
+        """Draw the expected values next to yours for the failing case (small cases only).
+
+        Returns the matplotlib Figure; wrong cells are marked. ``ax``: two Axes to draw on.
+        """
+        from .._draw_result import _draw_expected_vs_got
+
+        if self._pair is None:
+            raise GatherCourseError(
+                _("nothing to draw: draw() shows wrong values, and this result is a pass.")
+                if self.passed
+                else _(
+                    "nothing to draw: draw() shows wrong values, and this result is about "
+                    "something else ({tier})."
+                ).format(tier=_(self.tier.value))
+            )
+        name, expected, got = self._pair
+        return _draw_expected_vs_got(name, expected, got, ax=ax)
+
+    def assert_passed(self) -> CheckResult:
+        """Raise ``AssertionError`` with the full feedback unless the check passed.
+
+        Returns the result itself, so a test cell ending with it shows the verdict. In
+        Jupyter the failure shows the verdict alone, without the course's frames.
+        """
+        if not self.passed:
+            raise _CheckFailed(self)
+        return self
+
+
+class _CheckFailed(AssertionError):
+    """A failed check: an ``AssertionError`` (nbgrader and pytest see a failure) that IPython
+    shows as the verdict alone, not as a traceback through the course's code."""
+
+    def __init__(self, result: CheckResult) -> None:
+        super().__init__("\n" + str(result))
+        self.result = result
+
+    def _render_traceback_(self) -> list[str]:  # IPython's hook for custom tracebacks
+        first, *rest = str(self.result).splitlines()
+        return [f"\x1b[1;31m{first}\x1b[0m", *rest]
+
+
+def _detail(key: str, value: str) -> str:
+    """A detail's value as shown: a case's label is the bank's text, so it is translated."""
+    return _(value) if key in ("case", "values") else value
+
+
+def _md_value(v: str) -> str:
+    code = "\n" not in v and len(v) < 120 and ("[" in v or "=" in v)
+    return f"`{v}`" if code and not v.rstrip().endswith((".", "?")) else v
+
+
+class _Failure(Exception):
+    def __init__(
+        self,
+        tier: str,
+        headline: str,
+        details: list[tuple[str, str]] | None = None,
+        pair: tuple[str, torch.Tensor, torch.Tensor] | None = None,
+    ):
+        super().__init__(headline)
+        self.tier, self.headline, self.details = tier, headline, details or []
+        self.pair = pair  # (name, expected, got) of wrong values, for draw()
+
+    def result(self, q: Question) -> CheckResult:
+        """The failed CheckResult, with the advice every check and grade gives."""
+        advice = (
+            ""
+            if self.tier == Tier.NOT_ATTEMPTED
+            else _("Stuck? exercise({qid!r}).hint() gives a hint.").format(qid=q.qid)
+        )
+        if self.pair is not None:
+            advice += " " + _(
+                "`.check({name}).draw()` draws the expected values next to yours."
+            ).format(name=q.name)
+        return CheckResult(
+            q.qid, False, self.tier, self.headline, self.details, advice, _pair=self.pair
+        )
