@@ -40,8 +40,10 @@ sys.path.insert(0, str(ROOT))
 
 from gather_course import Tier, exercise, exercise_ids  # noqa: E402  (after the path is set)
 from gather_course.benchmark import machine  # noqa: E402
-from gather_course.grading._referee import TIMING_REPEAT, Referee, _size_text  # noqa: E402
+from gather_course.grading._jobdata import TIMING_REPEAT  # noqa: E402
+from gather_course.grading._referee import Referee  # noqa: E402
 from gather_course.grading._sandbox import Worker, isolation  # noqa: E402
+from gather_course.grading._timing import _size_text  # noqa: E402
 from gather_course.questions._question import Question  # noqa: E402
 from tests.answers import LOOPS, RIGHT  # noqa: E402
 

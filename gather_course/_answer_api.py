@@ -1,6 +1,6 @@
 """What ``gather_course`` is while an answer is graded: the public helpers, none of the course.
 
-The grading worker (:mod:`gather_course._worker`) makes ``import gather_course`` give this
+The grading worker (:mod:`gather_course.grading._worker`) makes ``import gather_course`` give this
 module's :data:`NAMES` instead of the package: the loop reference, ``diagnose``,
 ``explain`` and ``default_device`` work, while the question bank, its solutions and class
 variants, the drawings and the grading code are not there. In bubblewrap's sandbox their
@@ -21,7 +21,7 @@ from ._errors import GatherCourseError
 from ._i18n import N_, _
 
 # The package's modules an answer's process holds: the public helpers and what they import
-# (the sandbox holds these files and the worker's, grading/_worker.py, which runs as a script).
+# (the sandbox holds these files and the worker's, grading._sandbox.WORKER; it runs as a script).
 MODULES = (
     "_answer_api",
     "_errors",

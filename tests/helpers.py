@@ -134,6 +134,7 @@ def website_build() -> ModuleType:
 
 def judge(referee, qid: str, cells: list[str], secret: int | None = 4321):
     """``referee``'s verdict on ``cells`` for question ``qid`` (hidden cases from ``secret``)."""
-    from gather_course.grading._referee import Plan, Submission
+    from gather_course.grading._referee import Plan
+    from gather_course.grading._submission import Submission
 
     return referee.judge(Submission(cells), Plan.make(qid, secret))

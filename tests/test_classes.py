@@ -16,9 +16,10 @@ from gather_course.course._course import assignments, course_root
 from gather_course.course._execute import execute_notebook
 from gather_course.grading._classes import release_class
 from gather_course.grading._grade import referee_student
-from gather_course.grading._referee import Referee, graded_cells
+from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import Worker
 from gather_course.grading._similar import normalise, similar
+from gather_course.grading._submission import graded_cells
 from tests.helpers import ROOT, cli
 
 SEED = 2026

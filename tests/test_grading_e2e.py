@@ -27,8 +27,8 @@ import pytest
 
 from gather_course import exercise
 from gather_course.course._course import assignments, nbgrader_api
-from gather_course.grading._referee import graded_cells
 from gather_course.grading._sandbox import SANDBOX, isolation
+from gather_course.grading._submission import graded_cells
 from tests.answers import WRONG
 from tests.helpers import ROOT
 

@@ -21,7 +21,8 @@ import pytest
 
 from gather_course import Tier as T
 from gather_course import exercise
-from gather_course.grading._referee import MESSAGE_CHARS, Plan, Referee, _value
+from gather_course.grading._jobdata import MESSAGE_CHARS, _value
+from gather_course.grading._referee import Plan, Referee
 from gather_course.grading._sandbox import SANDBOX, Worker, isolation
 from tests.answers import LOOPS, LOOPS_TESTED
 from tests.helpers import judge as _judge
@@ -218,7 +219,7 @@ COURSE = {
     "def pick_per_row(x, cols):\n    return E('basics.pick_per_row').spec(x, cols)\n",
     "the bank's reference": "from gather_course import exercise\n"
     "def pick_per_row(x, cols):\n    return exercise('basics.pick_per_row').spec(x, cols)\n",
-    "a private module": "import gather_course.grading._referee as R\n"
+    "a private module": "import gather_course.grading._timing as R\n"
     "def pick_per_row(x, cols):\n    return R._solution_on(x, cols)\n",
     "the package attribute": "import gather_course\n"
     "def pick_per_row(x, cols):\n    return gather_course.questions.exercise('x')\n",
@@ -342,17 +343,17 @@ def test_leftovers_a_job_cannot_remove_never_reach_the_next_student(referee):
 def test_the_baseline_is_measured_before_any_submission_and_never_kept_when_it_failed(referee):
     """Attack 04: a job that left /tmp full made the solution's timing job fail, and its NaN
     switched the vectorized rule off for everyone."""
-    from gather_course.grading import _referee
+    from gather_course.grading import _submission, _timing
 
     q = exercise("basics.pick_per_row")
     key = f"{q.qid}:{q.variant_name}:{q.timing!r}"
-    _referee._BASELINES.pop(key, None)
+    _timing._BASELINES.pop(key, None)
     broken = Referee(Worker, call_limit=10)
     broken._growth = lambda *a, **k: (float("nan"), None)  # a failed measurement, twice
     try:
-        with pytest.raises(_referee.NotGraded, match="could not time"):
+        with pytest.raises(_submission.NotGraded, match="could not time"):
             broken.baseline(q, 5)
-        assert key not in _referee._BASELINES
+        assert key not in _timing._BASELINES
     finally:
         broken.close()
     assert referee.baseline(q, 5) > 0

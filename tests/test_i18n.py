@@ -93,6 +93,10 @@ INSTRUCTOR_MODULES = {
     "grading/_scan.py",
     "grading/_similar.py",
     "grading/_worker.py",
+    "grading/_frames.py",
+    "grading/_job.py",
+    "grading/_procs.py",
+    "grading/_wipe.py",
     "grading/nbgrader_plugins.py",
     "course/_execute.py",
     "course/_messages.py",
@@ -112,7 +116,7 @@ CODE_CONSTANTS = {  # prose-looking strings that are code, not messages
     ("_figure_text.py", "Noto Sans SC"),
     ("_figure_text.py", "WenQuanYi Zen Hei"),
     ("_figure_text.py", "Source Han Sans SC"),
-    ("grading/_referee.py", "import itertools\nimport torch\nimport torch.nn.functional as F\n"),
+    ("grading/_timing.py", "import itertools\nimport torch\nimport torch.nn.functional as F\n"),
 }
 
 

@@ -18,8 +18,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 from gather_course import CheckResult, exercise, exercise_ids
 from gather_course import Tier as T
 from gather_course.grading import _scan
-from gather_course.grading._referee import Referee, read_submission
+from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import SANDBOX, Worker, isolation
+from gather_course.grading._submission import read_submission
 from gather_course.questions._judge import (
     Opaque,  # what the referee sends for values it cannot carry
 )
@@ -307,7 +308,7 @@ def test_what_the_worker_sends_back_cannot_crash_the_referee(referee):
     )  # (reaching into gather_course.grading._worker is refused: test_grading_isolation.py)
     result = _judge(referee, "basics.pick_per_row", ANSWERS_BASICS + [sparse])
     assert result.passed or result.tier == T.WRONG_TYPE, str(result)  # judged, no crash
-    from gather_course.grading._referee import _value
+    from gather_course.grading._jobdata import _value
 
     assert isinstance(_value(torch.eye(2).to_sparse()), Opaque)
     deep: dict = {"sequence": []}

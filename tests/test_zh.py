@@ -190,7 +190,7 @@ def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):
     `exercise(qid)` and the check word them in Chinese, so the two never disagree."""
     from gather_course import exercise
     from gather_course._i18n import LANG_ENV, _
-    from gather_course.grading._referee import graded_cells
+    from gather_course.grading._submission import graded_cells
 
     monkeypatch.setenv(LANG_ENV, "zh")
     checked = 0

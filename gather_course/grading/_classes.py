@@ -20,7 +20,7 @@ from .._i18n import N_, _catalog
 from ..course._course import RELEASE, SOURCE, assignments, release
 from ..questions import exercise
 from ..questions._question import Question
-from ._referee import graded_cells
+from ._submission import graded_cells
 
 CLASS_FILE = "class.json"
 

@@ -27,8 +27,9 @@ from ..course._course import (
     nbgrader_errors,
 )
 from ..questions._result import CheckResult
-from ._referee import CALL_LIMIT, NotGraded, Plan, Referee, graded_cells, read_submission
+from ._referee import CALL_LIMIT, NotGraded, Plan, Referee
 from ._sandbox import SANDBOX, Worker, isolation
+from ._submission import graded_cells, read_submission
 from .nbgrader_plugins import RefereeVerdicts
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root

@@ -14,8 +14,9 @@ from typing import Any
 from .._errors import GatherCourseError
 from .._i18n import N_, _
 from ..course._course import notebook_file
-from ._referee import Plan, Referee, graded_cells, read_submission
+from ._referee import Plan, Referee
 from ._sandbox import Worker
+from ._submission import graded_cells, read_submission
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Where learner code runs when it is graded: warm worker processes, in bubblewrap when it is there.
 
-Each worker is ``python -I .../gather_course/_worker.py`` (a supervisor, a pristine template
-with torch imported once, and a fresh job process per job: see :mod:`gather_course._worker`).
+Each worker is ``python -I .../gather_course/grading/_worker.py`` (a supervisor, a pristine template
+with torch imported once, and a fresh job process per job: see :mod:`._worker`).
 With bubblewrap (Debian/Ubuntu package ``bubblewrap``) the worker sees the system and Python
 read-only, of the course package only the public helpers answers may use, its own empty
 ``/tmp``, no network, no other process of the machine, no capabilities, and none of the
@@ -26,10 +26,11 @@ from typing import Any
 
 from .._answer_api import MODULES
 from .._errors import GatherCourseError
-from ._worker import _HOLD, read_frame, write_frame
+from ._frames import HOLD, read_frame, write_frame
 
 SANDBOX, PROCESS = "sandbox", "process"
-WORKER = "grading/_worker"  # the worker script, relative to the package folder
+# The worker: its script first, then the modules it imports (paths in the package folder).
+WORKER = ("grading/_worker", "grading/_frames", "grading/_job", "grading/_procs", "grading/_wipe")
 TMP_BYTES = 512 * 2**20  # the sandbox's /tmp, wiped after every job
 _ETC = (
     "ld.so.cache",
@@ -144,7 +145,7 @@ def _package_binds() -> list[str]:
     compiled ``__pycache__`` (which would hold them all) is in the sandbox's file system."""
     package = _package_dir()
     binds = ["--tmpfs", str(package)]
-    for name in (*MODULES, WORKER):
+    for name in (*MODULES, *WORKER):
         binds += ["--ro-bind", str(package / f"{name}.py"), str(package / f"{name}.py")]
     binds += ["--ro-bind", str(package / "locale"), str(package / "locale")]
     return binds + ["--remount-ro", str(package)]
@@ -153,7 +154,7 @@ def _package_binds() -> list[str]:
 def _worker_argv() -> list[str]:
     # Started by path, not with -m: the package's __init__ (which imports the question bank)
     # must never run in the worker. -I: no cwd, no script folder, no user site, no PYTHON*.
-    return [sys.executable, "-I", str(_package_dir() / f"{WORKER}.py")]
+    return [sys.executable, "-I", str(_package_dir() / f"{WORKER[0]}.py")]
 
 
 _probe: dict[str, Isolation] = {}
@@ -234,7 +235,7 @@ _spawner_lock = threading.Lock()
 
 class Worker:
     """One warm worker: ``run(header, payload)`` runs a job in a fresh process forked from its
-    pristine template (see :mod:`gather_course._worker`)."""
+    pristine template (see :mod:`._worker`)."""
 
     def __init__(self, require_sandbox: bool = False) -> None:
         level = isolation()
@@ -314,7 +315,7 @@ class Worker:
                     write_frame(self._in, {"key": key, "held": True})
                 else:
                     write_frame(self._in, meta, data)
-                    self._held = [*self._held, key][-_HOLD:]
+                    self._held = [*self._held, key][-HOLD:]
         except OSError:
             self.close()
             raise WorkerDied("ended") from None

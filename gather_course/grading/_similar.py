@@ -17,7 +17,7 @@ from typing import Any
 
 from ..questions import exercise
 from . import _scan
-from ._referee import graded_cells
+from ._submission import graded_cells
 
 _KEEP = set(dir(builtins))
 

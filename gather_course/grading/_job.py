@@ -1,0 +1,234 @@
+"""The job process: the only process that runs a student's code, and what it holds.
+
+A grandchild of the worker's template (:mod:`._worker`), handed to the supervisor. Only after
+the fork does it read its job from its own channel: the learner's cells and the inputs the
+referee made. It runs the cells, stops itself for a timing job (the supervisor reads its CPU
+clock) and only then receives the timing input, calls the learner's function, and writes its
+results as plain data (tensors, short sequences, numbers; anything else described). Expected
+outputs, reference answers and other jobs are never here.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import linecache
+import math
+import os
+import resource
+import signal
+import socket
+import time
+import traceback
+from typing import Any
+
+from gather_course.grading._frames import RESULT_CAP, read_frame, write_frame
+
+_BEAT = b"."
+
+
+def _limit(kind: int, value: int) -> None:
+    soft, hard = resource.getrlimit(kind)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(kind, (value, value if kind != resource.RLIMIT_CPU else value + 1))
+
+
+def _vm_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * resource.getpagesize()
+
+
+def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
+    import torch
+
+    while os.getppid() != supervisor:  # until the child in between has exited
+        time.sleep(0.0005)
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    low, high = sorted((channel, beat_w))
+    os.closerange(3, low)
+    os.closerange(low + 1, high)
+    os.closerange(high + 1, 4096)
+    write_frame(channel, {"pid": os.getpid()})
+    header, payload = read_frame(channel)  # the job, only now: after the fork
+    jobdir = header["jobdir"]
+    os.chdir(jobdir)
+    os.environ["TMPDIR"] = jobdir
+    _limit(resource.RLIMIT_AS, _vm_bytes() + int(header["memory"]))
+    _limit(resource.RLIMIT_CPU, int(header["job_limit"]) + 1)
+    _limit(resource.RLIMIT_FSIZE, RESULT_CAP + 2**20)
+    _limit(resource.RLIMIT_CORE, 0)
+    _limit(resource.RLIMIT_MSGQUEUE, 0)  # no POSIX queue to outlive the job
+    if os.getuid() != 0:  # root ignores RLIMIT_NPROC
+        _limit(resource.RLIMIT_NPROC, 256)
+    calls = torch.load(io.BytesIO(payload), weights_only=True) if payload else []
+    del payload
+    timing = bool(header.get("timing"))
+
+    def beat() -> None:
+        try:
+            os.write(beat_w, _BEAT)
+        except OSError:
+            pass
+
+    from gather_course._opcount import _OpCounter
+
+    # ours, taken before any learner code can replace them
+    stop, getpid, save, opener = os.kill, os.getpid, torch.save, builtins.open
+    read, counter_type, receive = read_frame, _OpCounter, _receive_timing_input
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    limit = float(header["call_limit"]) * 0.9  # ours first; the supervisor's is the backstop
+
+    def too_long(signum: int, frame: Any) -> None:
+        raise TookTooLong(f"it ran longer than {header['call_limit']:g} s and was stopped")
+
+    signal.signal(signal.SIGALRM, too_long)
+    cells = []
+    beat()
+    for n, source in enumerate(header["cells"]):
+        name = f"<cell {n + 1}>"
+        linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+        try:
+            signal.setitimer(signal.ITIMER_REAL, limit)
+            exec(compile(source, name, "exec"), namespace)  # noqa: S102 - running the learner's cells, in the sandbox, is this worker's job
+            cells.append(None)
+        except BaseException as exc:  # noqa: BLE001 - a cell's error is reported, not fatal
+            cells.append(_describe(exc))
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        beat()
+    fn = namespace.get(header["function"]) if header.get("function") else None
+    if timing:  # the supervisor reads our CPU time, then sends the timing input
+        stop(getpid(), signal.SIGSTOP)
+        beat()
+        inputs, repeat = receive(channel, read)
+        calls = [{"inputs": inputs}] * repeat
+    results = []
+    for n, call in enumerate(calls):
+        beat()
+        signal.setitimer(signal.ITIMER_REAL, 0 if timing else limit)
+        try:
+            results.append(_call(fn, call, counter_type, keep=not timing or n == len(calls) - 1))
+        except TookTooLong as exc:  # raised between our own lines: still this call's
+            results.append({"raised": _describe(exc)})
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        beat()
+        if (results[-1].get("raised") or {}).get("type") == "TookTooLong":
+            break  # the verdict is known: the rest would only wait
+    with opener(os.path.join(jobdir, "result.pt"), "wb") as f:
+        save({"cells": cells, "results": results}, f)
+
+
+_FROMBUFFER = None  # torch.frombuffer, taken by the template before any learner code
+
+
+def _receive_timing_input(channel: int, read: Any) -> tuple[list, int]:
+    """The timing input: a memory file mapped read-only, its tensors viewed in place."""
+    import mmap
+
+    import torch
+
+    sock = socket.socket(fileno=os.dup(channel))
+    _msg, fds, _flags, _addr = socket.recv_fds(sock, 1, 1)
+    sock.detach()
+    meta = read(channel)[0]
+    size = int(meta["size"])
+    # read-only and populated in one call (page by page, faults cost more than the answer):
+    # an answer that writes into its inputs ends its own job
+    flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+    memory = mmap.mmap(fds[0], size, flags=flags, prot=mmap.PROT_READ) if size else bytearray()
+    os.close(fds[0])
+    inputs: list[Any] = []
+    for item in meta["inputs"]:
+        if "dtype" not in item:
+            inputs.append(item["value"])
+            continue
+        dtype = getattr(torch, item["dtype"])
+        count = math.prod(item["shape"])
+        flat = (
+            _FROMBUFFER(memory, dtype=dtype, count=count, offset=item["offset"])
+            if count
+            else torch.empty(0, dtype=dtype)
+        )
+        inputs.append(flat.view(item["shape"]))
+    return inputs, int(meta["repeat"])
+
+
+class TookTooLong(BaseException):
+    """A cell or a call ran past the time limit (a BaseException: ``except Exception`` in
+    learner code does not swallow it)."""
+
+
+def _describe(exc: BaseException) -> dict:
+    lines = str(exc).strip().splitlines()
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename.startswith("<cell"):
+            where = f"line {frame.lineno}: {(frame.line or '').strip()}"
+            break
+    return {
+        "type": type(exc).__name__,
+        "message": lines[0][:1000] if lines else "",
+        "where": where,
+        "not_implemented": isinstance(exc, NotImplementedError),
+    }
+
+
+def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
+    """One call of the learner's function, as plain data: what came back, or the error."""
+    if fn is None:
+        return {"missing": True}
+    if not callable(fn):
+        return {"not_callable": _type_name(fn)}
+    inputs = call["inputs"]  # each call's own tensors, strides as the referee made them
+    counter = counter_type()
+    try:
+        if call.get("count_ops"):
+            with counter:
+                value = fn(*inputs)
+        else:
+            value = fn(*inputs)
+    except BaseException as exc:  # noqa: BLE001 - any error in learner code is feedback
+        raised = _describe(exc)
+        if isinstance(exc, Exception) and not isinstance(exc, NotImplementedError):
+            from gather_course.diagnose import _gather_failure  # (imported by the template)
+
+            raised["gather"] = _gather_failure(fn, inputs)  # which gather rule, if any
+        return {"raised": raised}
+    try:
+        plain = _plain(value) if keep else None
+    except Exception:  # noqa: BLE001 - a value that cannot even be described
+        plain = {"opaque": "an object that could not be read", "subclass": False}
+    out: dict[str, Any] = {"value": plain, "ops": dict(counter.ops)}
+    if call.get("after"):
+        out["after"] = [_plain(v) for v in inputs]
+    return out
+
+
+def _type_name(obj: Any) -> str:
+    try:
+        text = repr(obj)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is still named
+        text = "?"
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return f"{type(obj).__name__} {text}"
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """Tensors, tuples, lists and numbers as they are; anything else as a description."""
+    import torch
+
+    if type(value) is torch.Tensor:
+        return value.detach().to("cpu", copy=True).contiguous()
+    if isinstance(value, torch.Tensor):
+        return {"opaque": f"the subclass {type(value).__name__}", "subclass": True}
+    if isinstance(value, (tuple, list)) and depth < 2 and len(value) <= 16:
+        items = [_plain(v, depth + 1) for v in value]
+        return {"sequence": items, "kind": "tuple" if isinstance(value, tuple) else "list"}
+    if value is None or type(value) in (bool, int, float):
+        return value
+    return {"opaque": _type_name(value), "subclass": False}

@@ -1,0 +1,177 @@
+"""The sandbox's processes as the supervisor sees them: who is the job's, their CPU and memory.
+
+In the sandbox's pid namespace every process but init, the supervisor and the template is
+the job's (the job process and whatever it started). The supervisor counts their CPU time
+from the kernel's clocks, their memory, and kills and reaps what a job left behind (it is
+their subreaper). :data:`TEMPLATE` and :data:`BASE_RSS` are set once by the supervisor.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import time
+from typing import Any
+
+TEMPLATE = 0  # the template's pid (the supervisor's child that is not a job)
+BASE_RSS = 0  # the supervisor's and the template's own resident memory
+
+
+_LIBC: list[Any] = []  # the C library, opened once (the supervisor polls with it)
+
+
+def _libc() -> Any:
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0]
+
+
+def _prctl(option: int, value: int) -> None:
+    try:
+        _libc().prctl(option, value, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: the limits and timeouts still hold
+        pass
+
+
+def _stat(pid: int) -> list[bytes]:
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        return f.read().rsplit(b")", 1)[1].split()
+
+
+def _my_children() -> list[int]:
+    """The supervisor's children but the template: what jobs left behind, and the job."""
+    me, found = os.getpid(), []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != TEMPLATE:
+            try:
+                if int(_stat(int(name))[1]) == me:
+                    found.append(int(name))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def _sweep(deadline: float) -> tuple[float, bool]:
+    """Kill and reap every process left behind (orphans come to us: we are their subreaper).
+
+    Returns their CPU seconds and whether everything was gone before ``deadline``.
+    """
+    cpu = 0.0
+    while True:
+        children = _my_children()
+        for pid in children:
+            for kill in (
+                lambda p: os.killpg(p, signal.SIGKILL),
+                lambda p: os.kill(p, signal.SIGKILL),
+            ):
+                try:
+                    kill(pid)
+                except OSError:
+                    pass
+        while True:
+            try:
+                pid, _, usage = os.wait4(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid == TEMPLATE:  # (the template ended: the job killed it; see main)
+                continue
+            cpu += usage.ru_utime + usage.ru_stime
+        if not children:
+            return cpu, True
+        if time.monotonic() > deadline:
+            return cpu, False
+        time.sleep(0.002)
+
+
+_MAX_PROCESSES = 64
+
+
+def _job_pids(keep: frozenset[int] = frozenset()) -> list[int]:
+    """In the sandbox, every process but init, the supervisor, the template (and ``keep``):
+    the job's, and whatever it started."""
+    ours = {1, os.getpid(), TEMPLATE} | keep
+    return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in ours]
+
+
+def _over_budget(memory: int) -> str:
+    """In the sandbox every process but init, the supervisor and the template is the job's:
+    too many of them, or too much memory in all (RLIMIT_AS holds per process only), ends it."""
+    pids = _job_pids()
+    if len(pids) > _MAX_PROCESSES:
+        return "too many processes"
+    rss = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/statm") as f:
+                rss += int(f.read().split()[1]) * resource.getpagesize()
+        except (OSError, IndexError, ValueError):
+            continue
+    return "too much memory" if rss > memory + BASE_RSS else ""
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds of a process (all its threads, and the children it waited for) so far:
+    its own to the nanosecond (its CPU clock, the clock ``wait4`` reports from), what it
+    waited for in clock ticks."""
+    ticks = [int(v) for v in _stat(pid)[11:15]]
+    tick = os.sysconf("SC_CLK_TCK")
+    clock = ctypes.c_int()
+    try:
+        if _libc().clock_getcpuclockid(pid, ctypes.byref(clock)) == 0:
+            return time.clock_gettime(clock.value) + (ticks[2] + ticks[3]) / tick
+    except (OSError, AttributeError):  # not Linux, or it ended: clock ticks for all of it
+        pass
+    return sum(ticks) / tick
+
+
+def _job_cpu(pid: int, sandboxed: bool) -> float:
+    """CPU seconds of the job so far: in the sandbox, of every process but ours (the job
+    process, what it waited for, and what it left running); elsewhere, of the job process."""
+    if not sandboxed:
+        return _cpu_of(pid)
+    total = 0.0
+    for job_pid in _job_pids():
+        try:
+            total += _cpu_of(job_pid)
+        except (OSError, IndexError, ValueError):
+            continue
+    return total
+
+
+def _template_alive() -> bool:
+    """The template is there and running (a job may have killed or stopped it)."""
+    try:
+        if os.waitpid(TEMPLATE, os.WNOHANG) != (0, 0):
+            return False
+        return _stat(TEMPLATE)[0] not in (b"T", b"t", b"Z")
+    except (ChildProcessError, OSError, IndexError):
+        return False
+
+
+def _last_pid() -> int:
+    """The last pid handed out in this pid namespace (threads take them too), or -1."""
+    try:
+        with open("/proc/sys/kernel/ns_last_pid") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return -1
+
+
+def _kill_all_but(keep: set[int]) -> None:
+    """In the sandbox: end every process of the job but ``keep`` (and init, us, the template)."""
+    for pid in _job_pids(frozenset(keep)):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    while True:  # reap those that were handed to us
+        try:
+            pid, _, _ = os.wait4(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0 or pid == TEMPLATE:
+            return

@@ -1,0 +1,117 @@
+"""A notebook as the grader reads it, never runs it: the cells to run and the graded tests.
+
+The learner's answer cells and the course's own locked code cells, in order; IPython magics
+and shell escapes are refused with a note; test cells are never run (the referee does their
+work). :func:`graded_cells` lists the test cells and the question each checks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .._i18n import _
+
+
+class NotGraded(Exception):
+    """The submission cannot be graded (corrupt, a test cell missing or edited, worker killed)."""
+
+
+@dataclass
+class Submission:
+    """What the referee runs of a notebook: code cells in order, and what it refused."""
+
+    cells: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def _is_ipython_syntax(source: str) -> str:
+    """The first line that only IPython understands (a magic, a shell escape, ``x?``), or ''."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    try:
+        compile(source, "<cell>", "exec")
+        return ""  # plain Python, whatever IPython would do
+    except (SyntaxError, ValueError):
+        pass
+    plain = source if source.endswith("\n") else source + "\n"
+    try:
+        transformed = TransformerManager().transform_cell(plain)
+    except Exception:  # noqa: BLE001 - whatever IPython cannot read is not ours to run
+        return source.splitlines()[0] if source.strip() else ""
+    if transformed == plain:
+        return ""
+    for line in source.splitlines():
+        if TransformerManager().transform_cell(line + "\n") != line + "\n":
+            return line.strip()
+    return source.strip().splitlines()[0]
+
+
+def read_submission(nb: Any, reference: Any) -> Submission:
+    """The cells to run: ``nb``'s answer and added cells, and ``reference``'s locked code cells.
+
+    ``reference`` is the course's student notebook (for grading) or ``nb`` itself (for a
+    learner's own check). Test cells are never run: the referee does their work.
+    """
+    from nbgrader.utils import is_grade, is_locked, is_solution
+
+    ref = {
+        c.metadata["nbgrader"]["grade_id"]: c
+        for c in reference.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id")
+    }
+    run: list[str] = []
+    notes: list[str] = []
+    seen: set[str] = set()
+    for n, cell in enumerate(nb.cells, start=1):
+        if cell.cell_type != "code":
+            continue
+        meta = cell.metadata.get("nbgrader", {})
+        gid = meta.get("grade_id")
+        source = cell.source
+        if gid in ref:
+            seen.add(gid)
+            if is_grade(ref[gid]) and not is_solution(ref[gid]):
+                continue  # a test cell: the referee's job
+            if is_locked(ref[gid]):
+                source = ref[gid].source  # the course's own code, as released
+        magic = _is_ipython_syntax(source)
+        if magic:
+            notes.append(
+                _(
+                    "Code cell {n} was not run: the grader runs plain Python, and `{code}` is "
+                    "IPython syntax (a magic or a shell command). Remove it from your answer "
+                    "cells."
+                ).format(n=n, code=magic[:60])
+            )
+            continue
+        run.append(source)
+    missing = [
+        c.source
+        for gid, c in ref.items()
+        if gid not in seen and c.cell_type == "code" and is_locked(c) and not is_grade(c)
+    ]
+    return Submission(missing + run, notes)
+
+
+_EXERCISE = re.compile(r"""exercise\(["']([\w.]+)["'](?:\s*,\s*["'](\w+)["'])?\)""")
+
+
+def graded_cells(nb: Any) -> list[tuple[str, str, float]]:
+    """(test cell's grade_id, question id, points) of a course notebook, in order.
+
+    The question id carries the class variant a class release's test cell names, as
+    ``qid:variant``.
+    """
+    from nbgrader.utils import is_grade, is_solution
+
+    found = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if is_grade(cell) and not is_solution(cell) and cell.cell_type == "code":
+            match = _EXERCISE.search(cell.source)
+            if match:
+                qid = match.group(1) + (f":{match.group(2)}" if match.group(2) else "")
+                found.append((meta["grade_id"], qid, float(meta.get("points", 0))))
+    return found

@@ -1,0 +1,197 @@
+"""The vectorized rule, by CPU time: the answer on a large input against the course solution.
+
+Both are measured by the kernel in the same kind of job process: the job runs the cells,
+stops itself (the supervisor reads its CPU clock), and only then receives the timing input,
+drawn from a secret seed. The answer fails past the question's ``timing_factor`` times the
+solution's time, and it must be right on that input too.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .._i18n import N_, _
+from .._tier import Tier
+from ..questions._result import _Failure
+from ._jobdata import TIMING_REPEAT, _outcome, _timing_bytes
+from ._submission import NotGraded
+
+if TYPE_CHECKING:
+    from ..questions._question import Question
+    from ._submission import Submission
+
+
+def _reference_cells(q: Question) -> list[str]:
+    return ["import itertools\nimport torch\nimport torch.nn.functional as F\n", q.solution_code]
+
+
+class _TimingRule:
+    """The referee's timing half (:class:`~._referee.Referee` is one): it needs the referee's
+    ``_job`` (run cells and calls on its worker) and ``close`` (drop that worker)."""
+
+    _job: Any
+    close: Any
+
+    def _growth(
+        self, cells: list[str], q: Question, seed: int, cpu_cap: float = 0.0
+    ) -> tuple[float, Any]:
+        """CPU seconds of the timing calls alone, on the large input drawn from ``seed``
+        (``inf`` once past ``cpu_cap`` seconds, when one is given).
+
+        The job process runs the cells, stops itself (the supervisor reads its CPU time),
+        and only then receives the input: nothing at the top of a cell can prepare for it.
+        """
+        later = _timing_bytes(q, seed)
+        reply, result = self._job(
+            cells, q.name, later=later, n_calls=TIMING_REPEAT, cpu_cap=cpu_cap
+        )
+        if reply.get("status") in ("timeout", "cpu_limit"):
+            return float("inf"), None
+        if reply.get("status") == "new tasks":
+            return -1.0, None  # a thread or process began during the timed calls
+        if reply.get("status") != "ok" or reply.get("calls_cpu") is None:
+            return float("nan"), None
+        results = result.get("results") or [None]
+        return float(reply["calls_cpu"]), results[-1]
+
+    def baseline(self, q: Question, seed: int) -> float:
+        """The course solution's CPU seconds on the timing input, measured once per question
+        (in a job process of its own: the template never holds it, no student's process does),
+        shared by every referee of this process."""
+        key = f"{q.qid}:{q.variant_name}:{q.timing!r}"
+        with _BASELINE_LOCKS.setdefault(key, threading.Lock()):  # once for all referees
+            for _attempt in (1, 2):
+                if key in _BASELINES:
+                    break
+                measured = self._growth(_reference_cells(q), q, seed)[0]
+                if math.isfinite(measured) and measured > 0:
+                    _BASELINES[key] = measured  # never a failed one: it would judge everyone
+                else:
+                    self.close()  # measure it again on a fresh worker
+            if key not in _BASELINES:
+                raise NotGraded(
+                    f"the grader could not time the course's solution of {q.qid} (a worker "
+                    "problem, not the submission's); grade it again"
+                )
+        return _BASELINES[key]
+
+    def _timing(self, q: Question, sub: Submission, seed: int) -> None:
+        if not q.timing:
+            return
+        ref = self.baseline(q, seed)
+        got, last = self._growth(sub.cells, q, seed, cpu_cap=_CAP_MARGIN * q.timing_factor * ref)
+        if got < 0:
+            raise _Failure(
+                Tier.NOT_VECTORIZED,
+                _(
+                    "Your values are right, but on a large input your function started a "
+                    "thread or a process. Its CPU time is measured for whole-tensor code in "
+                    "one thread; write it that way."
+                ),
+                [(N_("large input"), _size_text(q.timing))],
+            )
+        if got != got:  # nan: the run failed
+            raise _Failure(
+                Tier.EXCEPTION,
+                _(
+                    "Your function did not finish on a large input ({size}): it raised an "
+                    "error or ended its process."
+                ).format(size=_size_text(q.timing)),
+                [],
+            )
+        if got == float("inf") or got > q.timing_factor * ref:
+            shown = (
+                _("more than {limit} s").format(limit=f"{q.timing_factor * ref:.2f}")
+                if got == float("inf")
+                else f"{got:.2f} s"
+            )
+            raise _Failure(
+                Tier.NOT_VECTORIZED,
+                _(
+                    "Your values are right, but on a large input your "
+                    "function takes far more CPU time than whole-tensor code, the way a "
+                    "Python loop over elements does (also over lists or numpy arrays). "
+                    "Replace the loop by whole-tensor operations (gather, indexing)."
+                ),
+                [
+                    (
+                        N_("large input"),
+                        _("{size}: {time} of CPU for {n} calls").format(
+                            size=_size_text(q.timing), time=shown, n=TIMING_REPEAT
+                        ),
+                    ),
+                    (N_("the course's solution"), f"{ref:.3f} s"),
+                    (N_("the limit"), f"{q.timing_factor:g} × {ref:.3f} s"),
+                ],
+            )
+        self._check_large_answer(q, last, seed)
+
+    def _check_large_answer(self, q: Question, raw: Any, seed: int) -> None:
+        """The answer on the large input must be right too, all of it."""
+        outcome = _outcome(raw)
+        if outcome.error:
+            raise _Failure(
+                Tier.EXCEPTION,
+                _(
+                    "Your function raised an error on a large input ({size}): {error}: {message}"
+                ).format(
+                    size=_size_text(q.timing or {}),
+                    error=outcome.error["type"],
+                    message=outcome.error["message"],
+                ),
+                [],
+            )
+        expected = _solution_on(q, seed)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        got = outcome.value if isinstance(outcome.value, (tuple, list)) else (outcome.value,)
+        ok = len(got) == len(expected)
+        for exp, out in zip(expected, got if ok else ()):
+            ok = (
+                ok
+                and type(out) is torch.Tensor
+                and out.shape == exp.shape
+                and bool(torch.isclose(out.double(), exp.double(), rtol=1e-4, atol=1e-5).all())
+            )
+        if not ok:
+            raise _Failure(
+                Tier.WRONG_VALUES,
+                _(
+                    "Your function gives wrong values on a large input ({size}), although the "
+                    "small cases pass."
+                ).format(size=_size_text(q.timing or {})),
+                [],
+            )
+
+
+# The vectorized rule: the answer's CPU time on the large input against the course solution's,
+# both measured by the kernel in the same worker, within the question's ``timing_factor``.
+# benchmarks/bench_timing.py measures, per question, the slowest honest whole-tensor answer
+# and the fastest Python loop as multiples of the solution; each factor sits between them,
+# with the margins docs/grading.md records.
+# the solution's CPU seconds, per question (all workers are alike)
+_BASELINES: dict[str, float] = {}
+_BASELINE_LOCKS: dict[str, threading.Lock] = {}
+_CAP_MARGIN = 1.5  # a timing job is stopped past 1.5 x the limit: its verdict is known
+_SOLUTIONS: dict[tuple[str, str, int], Any] = {}
+
+
+def _solution_on(q: Question, seed: int) -> Any:
+    """The course's solution (our code, run here) on the timing input built from ``seed``."""
+    key = (q.qid, q.variant_name, seed)
+    if key not in _SOLUTIONS:
+        namespace: dict[str, Any] = {}
+        for cell in _reference_cells(q):
+            exec(cell, namespace)  # noqa: S102 - the course's own solution text
+        case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
+        if len(_SOLUTIONS) > 64:  # a check draws a fresh seed every time
+            _SOLUTIONS.clear()
+        _SOLUTIONS[key] = namespace[q.name](*case.inputs.values())
+    return _SOLUTIONS[key]
+
+
+def _size_text(sizes: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sizes.items() if k != "label")
