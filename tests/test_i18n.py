@@ -98,6 +98,7 @@ INSTRUCTOR_MODULES = {
     "grading/_procs.py",
     "grading/_wipe.py",
     "grading/nbgrader_plugins.py",
+    "cli/_instructor.py",
     "course/_execute.py",
     "course/_messages.py",
     "course/_twins.py",
@@ -107,7 +108,7 @@ INSTRUCTOR_MODULES = {
 }
 # Modules that also serve instructors: only these functions of theirs speak to learners.
 LEARNER_FUNCTIONS = {
-    "cli.py": {"_check", "_start", "_progress"},
+    "cli/__init__.py": set(),  # main: argparse's own errors; every command is in a module below
     "course/_course.py": {"notebook_file"},
 }
 PROSE = re.compile(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+")  # three words in a row: a sentence

@@ -1,0 +1,274 @@
+"""The instructor's and maintainer's commands: ``release``, ``grade``, ``similar``,
+``twins``, ``execute`` and ``bench``. They speak English (docs/instructor-guide.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .._errors import GatherCourseError
+
+
+def add_commands(sub: Any) -> None:
+    """The instructor's and maintainer's subcommands, on ``gather-course``'s parser."""
+    p = sub.add_parser(
+        "twins",
+        help="rebuild the Chinese notebooks from their English twins, list cells to translate",
+    )
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.add_argument(
+        "--accept",
+        action="store_true",
+        help="record every cell's current English as translated (after translating)",
+    )
+    p.set_defaults(func=_twins)
+    p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.add_argument("--out", help="write the student notebooks here instead of exercises/")
+    p.add_argument(
+        "--class-seed",
+        type=int,
+        help="a class's own release: every question as the variant this seed picks (with --to)",
+    )
+    p.add_argument("--to", help="the folder of the class's nbgrader course (with --class-seed)")
+    p.set_defaults(func=_release)
+    p = sub.add_parser("grade", help="grade every submission of one or more assignments")
+    p.add_argument("assignment", nargs="+", help="e.g. basics (several share the workers)")
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.add_argument("--csv", help="where to write the scores (default: grades-ASSIGNMENT.csv)")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        help="seconds per call of a learner's function, and per cell (default 10)",
+    )
+    p.add_argument(
+        "--jobs", type=int, help="submissions graded at once (default: the number of cores)"
+    )
+    p.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to grade without bubblewrap's sandbox",
+    )
+    p.set_defaults(func=_grade)
+    p = sub.add_parser(
+        "similar",
+        help="copy report: answers alike once names and layout are "
+        "set aside, or equal to a published solution",
+    )
+    p.add_argument("assignment", help="e.g. basics")
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.set_defaults(func=_similar)
+    p = sub.add_parser(
+        "execute", help="re-run lecture and solution notebooks on CPU, store outputs"
+    )
+    p.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")
+    p.set_defaults(func=_execute)
+    p = sub.add_parser(
+        "bench",
+        help="time gather, a loop, indexing, take_along_dim, take, "
+        "index_select and a one-hot matmul (Markdown tables)",
+    )
+    p.add_argument("--device", help="cpu or cuda (default: the CPU, and CUDA when present)")
+    p.add_argument(
+        "--sizes",
+        type=_arg("parse_sizes"),
+        help="comma-separated: small, medium, large, xlarge or RxCxK "
+        "(default: small,medium,large; xlarge too on CUDA)",
+    )
+    p.add_argument(
+        "--patterns",
+        type=_arg("parse_patterns"),
+        default="per-row,shared",
+        help="per-row, shared or both",
+    )
+    p.add_argument(
+        "--repeats",
+        type=_arg("parse_repeats"),
+        default=15,
+        help="timed blocks per way (default 15)",
+    )
+    p.set_defaults(func=_bench)
+
+
+def _twins(args: argparse.Namespace) -> int:
+    from ..course._course import course_root
+    from ..course._twins import EDITION, SOURCES, sync
+
+    root = course_root(args.course)
+    todo = sync(root, accept=args.accept)
+    if args.accept:
+        print(f"recorded the English of every cell as translated in {EDITION}/{SOURCES}")
+        return 0
+    for cell in todo:
+        print(f"to translate: {cell}")
+    print(
+        f"{len(todo)} cells to translate or check in {EDITION}/; then run "
+        "`gather-course twins --accept`."
+        if todo
+        else f"every notebook of {EDITION}/ is up to date with its English twin."
+    )
+    return 1 if todo else 0
+
+
+def _release(args: argparse.Namespace) -> int:
+    from ..course._course import course_root, release
+
+    root = course_root(args.course)
+    if args.class_seed is not None or args.to:
+        from ..grading._classes import release_class
+
+        if args.class_seed is None or not args.to or args.out:
+            raise GatherCourseError(
+                "a class release takes --class-seed SEED and --to DIR together (and no --out)."
+            )
+        info = release_class(root, args.class_seed, Path(args.to))
+        for assignment, chosen in info["variants"].items():
+            picked = ", ".join(f"{qid} -> {name}" for qid, name in chosen.items())
+            print(f"{assignment}: {picked}")
+        print(
+            f"wrote the class course to {Path(args.to).resolve()}: grade it with "
+            f"`gather-course grade ASSIGNMENT --course {args.to}`."
+        )
+        return 0
+    for path in release(root, Path(args.out) if args.out else None):
+        print(f"wrote {path}")
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    from ..course._course import course_root, known_assignment
+    from ..grading._grade import csv_target, grade_class, referee_pool, submissions
+    from ..grading._sandbox import isolation
+
+    root = course_root(args.course)
+    for assignment in args.assignment:  # every argument checked before grading
+        known_assignment(root, assignment)
+    if args.csv and len(args.assignment) > 1:
+        raise GatherCourseError(
+            "--csv takes one assignment; leave it out to write grades-ASSIGNMENT.csv for each."
+        )
+    targets = {
+        a: csv_target(root, Path(args.csv) if args.csv else root / f"grades-{a}.csv")
+        for a in args.assignment
+    }
+    classes = {a: submissions(root, a) for a in args.assignment}
+    for assignment, students in classes.items():
+        if not students:
+            raise GatherCourseError(
+                f"no submissions of {assignment!r}: expected folders "
+                f"submitted/<student>/{assignment}/ (nbgrader collect "
+                "puts them there)."
+            )
+    jobs = min(args.jobs or os.cpu_count() or 1, max(map(len, classes.values())))
+    with referee_pool(jobs, args.timeout, args.require_sandbox) as pool:
+        print(f"isolation: {isolation()}")
+        for assignment in args.assignment:
+            outcomes = grade_class(root, assignment, targets[assignment], pool=pool)
+            _report(assignment, outcomes, targets[assignment])
+    return 0
+
+
+def _similar(args: argparse.Namespace) -> int:
+    from ..course._course import course_root, known_assignment, nbgrader_api
+    from ..grading._grade import _release_notebooks
+    from ..grading._similar import similar
+
+    root = course_root(args.course)
+    known_assignment(root, args.assignment)
+    with nbgrader_api(root) as api:
+        released = _release_notebooks(root, api, args.assignment)
+    report = similar(root, args.assignment, released)
+    print(f"Copy report for {args.assignment} (it changes no score; look before you act):")
+    for key, groups in sorted(report.groups.items()):
+        for students in groups:
+            print(
+                f"  {key}: {', '.join(students)} wrote the same code (names, comments and "
+                "layout set aside)"
+            )
+    for key, matches in sorted(report.published.items()):
+        for student, which in matches:
+            print(f"  {key}: {student}'s answer is the published {which} solution")
+    for key, reached in sorted(report.internals.items()):
+        for student, name in reached:
+            print(
+                f"  {key}: {student}'s answer reaches into the course ({name}); grading "
+                "refuses it, but ask where it came from"
+            )
+    if not report.groups and not report.published and not report.internals:
+        print("  nothing alike.")
+    return 0
+
+
+def _report(assignment: str, outcomes: list, csv_path: Path) -> None:
+    for o in outcomes:
+        if o.graded:
+            print(f"{o.student:20} {o.score:g}/{o.max_score:g}")
+        else:
+            print(f"{o.student:20} NOT GRADED: {o.problem}")
+        for note in o.notes:
+            print(f"{'':20} note: {note}")
+    bad = [o.student for o in outcomes if not o.graded]
+    print(
+        f"\n{assignment}: {len(outcomes) - len(bad)} of {len(outcomes)} submissions graded; "
+        f"scores in {csv_path}."
+    )
+    if bad:
+        print(
+            f"Could not grade: {', '.join(bad)}. Open their notebooks (submitted/<student>/"
+            f"{assignment}/) and grade them by hand; see docs/instructor-guide.md."
+        )
+
+
+def _execute(args: argparse.Namespace) -> int:
+    from ..course._course import notebook_file
+    from ..course._execute import execute_notebook
+
+    paths = [notebook_file(name) for name in args.paths]  # all checked before any runs
+    for path in paths:
+        print(f"executing {path}", file=sys.stderr)
+        execute_notebook(path)
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import datetime
+
+    import torch
+
+    from ..benchmark import run_suite
+    from ..device import _parse_device
+
+    devices = (
+        [args.device] if args.device else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    )
+    for device in devices:  # every argument checked before any timing
+        _parse_device(device, "--device", "Leave --device out to time the CPU only.")
+    print(f"gather-course bench, {datetime.date.today().isoformat()}\n")
+    for device in devices:
+        default = ["small", "medium", "large"] + (["xlarge"] if device.startswith("cuda") else [])
+        report = run_suite(
+            args.sizes or default, device, patterns=args.patterns, repeats=args.repeats
+        )
+        print(f"## {device}\n\n{report.to_markdown()}\n", flush=True)
+    return 0
+
+
+def _arg(parser: str) -> Callable[[str], Any]:
+    """An argparse ``type=`` that parses with ``gather_course.benchmark.<parser>`` (imported
+    only when the option is used: it imports torch) and keeps the library's message."""
+
+    def convert(text: str) -> Any:
+        from .. import benchmark
+
+        try:
+            return getattr(benchmark, parser)(text)
+        except GatherCourseError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    convert.__name__ = parser.removeprefix("parse_")  # argparse names the type in errors
+    return convert

@@ -1,0 +1,175 @@
+"""The learner's commands: ``start`` (a working copy in JupyterLab), ``check`` (one
+notebook, judged as grading judges it) and ``progress`` (every exercise of a working copy).
+Everything they print is in the learner's language.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from .._errors import GatherCourseError
+from .._i18n import _
+
+
+def add_commands(sub: Any) -> None:
+    """The learner's subcommands, on ``gather-course``'s parser."""
+    timeout_help = _("seconds per call of your function, and per cell (default 10)")
+    p = sub.add_parser(
+        "check", help=_("run a copy of an exercise notebook and report each question")
+    )
+    p.add_argument("notebook", help=_("e.g. exercises/basics/basics.ipynb"))
+    p.add_argument("--timeout", type=float, default=10, help=timeout_help)
+    p.set_defaults(func=_check)
+    p = sub.add_parser(
+        "start",
+        help=_(
+            "copy the lectures and exercises into a folder of your own and open it in JupyterLab"
+        ),
+    )
+    p.add_argument(
+        "dir",
+        nargs="?",
+        help=_("your working copy (default ~/gather-course-work); files already there are kept"),
+    )
+    p.add_argument(
+        "--no-lab",
+        action="store_true",
+        help=_(
+            "only make the copy (after --, options for jupyter lab: "
+            "start DIR -- --no-browser --port 8890)"
+        ),
+    )
+    p.add_argument(
+        "--lang",
+        choices=("en", "zh"),
+        help=_("the edition to copy: en or zh (default: GATHER_COURSE_LANG, else en)"),
+    )
+    p.set_defaults(func=_start)
+    p = sub.add_parser("progress", help=_("which questions of your working copy pass"))
+    p.add_argument("dir", nargs="?", help=_("your working copy (default ~/gather-course-work)"))
+    p.add_argument("--timeout", type=float, default=10, help=timeout_help)
+    p.set_defaults(func=_progress)
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .._i18n import about_notebook
+
+    with about_notebook(args.notebook):
+        return _check_report(args)
+
+
+def _check_report(args: argparse.Namespace) -> int:
+    from ..grading._notebook_check import check_notebook
+
+    reports, notes = check_notebook(args.notebook, timeout=args.timeout)
+    for r in reports:
+        mark = _("passed") if r.passed else _("FAILED")
+        points = _("{score}/{points} points").format(score=f"{r.score:g}", points=f"{r.points:g}")
+        print(f"{mark:6}  {r.grade_id.removeprefix('test_'):24} {points}")
+        if r.message:
+            print("\n".join("        " + line for line in r.message.strip().splitlines()))
+    score, total = sum(r.score for r in reports), sum(r.points for r in reports)
+    failed = sum(not r.passed for r in reports)
+    for note in notes:
+        print(_("note    {note}").format(note=note))
+    print(
+        "\n"
+        + _("{score}/{total} points; ").format(score=f"{score:g}", total=f"{total:g}")
+        + (
+            _("{failed} of {n} questions fail.").format(failed=failed, n=len(reports))
+            if failed
+            else _("every question passes.")
+        )
+    )
+    return 1 if failed else 0
+
+
+def _start(args: argparse.Namespace) -> int:
+    from ..course._workcopy import DEFAULT_DIR, lab_command, make_working_copy
+
+    copied = make_working_copy(args.dir, lang=args.lang)
+    where = copied.folder
+    if copied.added:
+        print(_("Copied {n} notebooks into {where}.").format(n=len(copied.added), where=where))
+    if copied.kept:
+        print(
+            _(
+                "Kept {n} notebooks already there as they are (your work is never overwritten)."
+            ).format(n=len(copied.kept))
+        )
+    if args.no_lab:
+        shown = f"{args.dir or DEFAULT_DIR}" + (f" --lang {args.lang}" if args.lang else "")
+        print(_("Open it with: gather-course start {where}").format(where=shown))
+        return 0
+    command, env = lab_command(where, args.lab_args)
+    print(_("Opening JupyterLab in {where} (stop it with Ctrl+C).").format(where=where), flush=True)
+    try:
+        os.execvpe(command[0], command, env)
+    except OSError as exc:
+        raise GatherCourseError(
+            _(
+                "could not start JupyterLab ({error}); is the course's environment active "
+                "(. .venv/bin/activate)?"
+            ).format(error=exc)
+        ) from None
+    return 0
+
+
+def _progress(args: argparse.Namespace) -> int:
+    from .._i18n import about_notebook
+    from ..course._workcopy import exercise_notebooks, working_dir
+
+    folder = working_dir(args.dir)
+    notebooks = exercise_notebooks(folder)
+    if not notebooks:
+        raise GatherCourseError(
+            _(
+                "no exercise notebooks in {where}; `gather-course start {folder}` copies them back."
+            ).format(where=folder / "exercises", folder=folder)
+        )
+    with about_notebook(notebooks[0]):  # a working copy holds one edition
+        return _progress_report(args, folder, notebooks)
+
+
+def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Path]) -> int:
+    from ..grading._notebook_check import check_notebook
+    from ..grading._referee import Referee
+    from ..grading._sandbox import Worker
+
+    marks = {"passed": "✓", "not attempted": "·"}
+    done = total = 0
+    print(
+        _(
+            "Progress in {folder} (the visible test cases, as `gather-course check` runs them)"
+        ).format(folder=folder)
+        + "\n"
+    )
+    referee = Referee(Worker, call_limit=args.timeout)
+    try:
+        for path in notebooks:
+            reports, _notes = check_notebook(path, timeout=args.timeout, referee=referee)
+            passed = sum(r.passed for r in reports)
+            done, total = done + passed, total + len(reports)
+            count = _("{passed} of {n} questions pass").format(passed=passed, n=len(reports))
+            print(f"{path.parent.name:8} {count}   {path.relative_to(folder)}")
+            for r in reports:
+                print(
+                    f"  {marks.get(r.status, '✗')} {r.grade_id.removeprefix('test_'):24} "
+                    f"{_(r.status)}"
+                )
+    finally:
+        referee.close()
+    print(
+        "\n"
+        + _("{done} of {total} questions pass.").format(done=done, total=total)
+        + " "
+        + (
+            _("Well done!")
+            if done == total
+            else _("Run `gather-course check NOTEBOOK` for what is wrong in one notebook.")
+        )
+    )
+    return 0
