@@ -104,6 +104,7 @@ INSTRUCTOR_MODULES = {
     "course/_twins.py",
     "_i18n.py",
     "benchmark.py",
+    "_measure.py",
     "questions/_variants.py",
 }
 # Modules that also serve instructors: only these functions of theirs speak to learners.
