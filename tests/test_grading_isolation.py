@@ -254,6 +254,16 @@ HIDDEN = {
     "def pick_per_row(x, cols):\n"
     "    mods = [m for n, m in list(sys.modules.items()) if 'question' in n]\n"
     "    return mods[0].exercise('basics.pick_per_row').spec(x, cols)\n",
+    # the worker's own modules were imported before any answer: they are gone from
+    # sys.modules, so a right answer that needs one fails like any reach for the course
+    "the worker's own modules": "import importlib\n"
+    "def pick_per_row(x, cols):\n"
+    "    job = importlib.import_module('gather_course.grading.' + '_job')\n"
+    "    return torch.gather(x, 1, cols) if job._BEAT else None\n",
+    "the worker's modules in sys.modules": "import sys\n"
+    "def pick_per_row(x, cols):\n"
+    "    mods = [m for n, m in list(sys.modules.items()) if n.startswith('gather_course.g')]\n"
+    "    return torch.gather(x, 1, cols) if mods[0] else None\n",
 }
 
 
