@@ -15,7 +15,7 @@ from gather_course import GatherCourseError, exercise
 from gather_course.course._course import assignments, course_root
 from gather_course.course._execute import execute_notebook
 from gather_course.grading._classes import release_class
-from gather_course.grading._grade import referee_student
+from gather_course.grading._classjob import referee_student
 from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import Worker
 from gather_course.grading._similar import normalise, similar

@@ -4,4 +4,5 @@ import sys
 
 from . import main
 
-sys.exit(main())
+if __name__ == "__main__":  # (a spawned process, such as a Dask worker, imports it too)
+    sys.exit(main())

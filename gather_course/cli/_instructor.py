@@ -54,6 +54,11 @@ def add_commands(sub: Any) -> None:
         action="store_true",
         help="refuse to grade without bubblewrap's sandbox",
     )
+    p.add_argument(
+        "--scheduler",
+        help="grade on a Dask cluster: local:N starts N local worker processes, or the "
+        "address of a running scheduler (tcp://host:8786); default: this machine's pool",
+    )
     p.set_defaults(func=_grade)
     p = sub.add_parser(
         "similar",
@@ -142,8 +147,8 @@ def _release(args: argparse.Namespace) -> int:
 
 def _grade(args: argparse.Namespace) -> int:
     from ..course._course import course_root, known_assignment
-    from ..grading._grade import csv_target, grade_class, referee_pool, submissions
-    from ..grading._sandbox import isolation
+    from ..grading._grade import csv_target, grade_class, submissions
+    from ..grading._pools import open_pool
 
     root = course_root(args.course)
     for assignment in args.assignment:  # every argument checked before grading
@@ -165,11 +170,14 @@ def _grade(args: argparse.Namespace) -> int:
                 "puts them there)."
             )
     jobs = min(args.jobs or os.cpu_count() or 1, max(map(len, classes.values())))
-    with referee_pool(jobs, args.timeout, args.require_sandbox) as pool:
-        print(f"isolation: {isolation()}")
+    pool = open_pool(args.scheduler, jobs, args.timeout, args.require_sandbox)
+    try:
+        print(pool.describe(), flush=True)
         for assignment in args.assignment:
             outcomes = grade_class(root, assignment, targets[assignment], pool=pool)
             _report(assignment, outcomes, targets[assignment])
+    finally:
+        pool.close()
     return 0
 
 

@@ -7,12 +7,9 @@ import csv
 import datetime
 import json
 import os
-import queue
-import secrets
 import sys
 import tempfile
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -26,10 +23,9 @@ from ..course._course import (
     nbgrader_api,
     nbgrader_errors,
 )
-from ..questions._result import CheckResult
-from ._referee import CALL_LIMIT, NotGraded, Plan, Referee
-from ._sandbox import SANDBOX, Worker, isolation
-from ._submission import graded_cells, read_submission
+from ._classjob import student_job
+from ._journal import Journal
+from ._pools import open_pool
 from .nbgrader_plugins import RefereeVerdicts
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root
@@ -127,17 +123,6 @@ def _scores(root: Path, assignment: str, students: list[str]) -> dict[str, Outco
     return found
 
 
-def _progress(out: TextIO, done: int, total: int, label: str) -> None:
-    width = 24
-    filled = width * done // total
-    bar = f"[{'#' * filled}{'.' * (width - filled)}] {done}/{total} {label}"
-    if out.isatty():
-        out.write("\r" + bar.ljust(72) + ("\n" if done == total else ""))
-    else:
-        out.write(bar + "\n")
-    out.flush()
-
-
 def _release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
     """The student notebooks of ``assignment`` as released: what submissions are compared with."""
     import nbformat
@@ -147,52 +132,6 @@ def _release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
         return {p.name: nbformat.read(p, 4) for p in sorted(folder.glob("*.ipynb"))}
     with _generated(api, assignment) as made:
         return {p.name: nbformat.read(p, 4) for p in sorted(made.glob("*.ipynb"))}
-
-
-def _check_tests(nb: Any, released: Any) -> str:
-    """Why a submitted notebook cannot be graded (a test cell deleted or edited), or ''."""
-    from nbgrader.utils import compute_checksum
-
-    mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
-    for gid, _qid, _points in graded_cells(released):
-        if gid not in mine:
-            return f"the test cell {gid} was deleted."
-        original = next(
-            c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
-        )
-        checksum = original.metadata["nbgrader"].get("checksum")
-        if checksum and compute_checksum(mine[gid]) != checksum:
-            return f"the test cell {gid} was edited."
-    return ""
-
-
-def referee_student(
-    referee: Referee, folder: Path, released: dict[str, Any], secret: int | None
-) -> tuple[dict[str, CheckResult], list[str]]:
-    """Every question of one student's submission, judged by ``referee``.
-
-    Raises :class:`NotGraded` with the reason when the submission cannot be graded.
-    """
-    import nbformat
-
-    verdicts: dict[str, CheckResult] = {}
-    notes: list[str] = []
-    for name, reference in released.items():
-        path = folder / name
-        if not path.is_file():
-            raise NotGraded(f"{name} is missing from the submission.")
-        try:
-            nb = nbformat.read(path, as_version=4)
-        except Exception as exc:  # noqa: BLE001 - a file that is not a notebook
-            raise NotGraded(f"{name} is not a readable notebook ({type(exc).__name__}).") from None
-        problem = _check_tests(nb, reference)
-        if problem:
-            raise NotGraded(f"{name}: {problem} Grading needs the course's test cells as released.")
-        submission = read_submission(nb, reference)
-        notes += submission.notes
-        for gid, qid, _points in graded_cells(reference):
-            verdicts[gid] = referee.judge(submission, Plan.make(qid, secret))
-    return verdicts, notes
 
 
 def csv_target(root: Path, csv_path: Path) -> Path:
@@ -210,27 +149,6 @@ def _log(root: Path, entry: dict[str, Any]) -> None:
         f.write(json.dumps(entry) + "\n")
 
 
-@contextlib.contextmanager
-def referee_pool(
-    jobs: int | None = None, timeout: float | None = None, require_sandbox: bool = False
-) -> Iterator[list[Referee]]:
-    """``jobs`` referees, each with a warm worker (started now)."""
-    level = isolation()
-    if require_sandbox and level.level != SANDBOX:
-        raise GatherCourseError(f"--require-sandbox: no sandbox here ({level.detail}).")
-    referees = [
-        Referee(Worker, call_limit=timeout or CALL_LIMIT)
-        for _ in range(max(1, jobs or os.cpu_count() or 1))
-    ]
-    for referee in referees:  # the workers import torch while nbgrader sets up
-        referee.worker  # noqa: B018 - starts it now
-    try:
-        yield referees
-    finally:
-        for referee in referees:
-            referee.close()
-
-
 def grade_class(
     root: Path,
     assignment: str,
@@ -239,14 +157,17 @@ def grade_class(
     progress: TextIO = sys.stderr,
     jobs: int | None = None,
     require_sandbox: bool = False,
-    pool: list[Referee] | None = None,
+    pool: Any = None,
+    scheduler: str | None = None,
 ) -> list[Outcome]:
     """Grade every submission of ``assignment`` with the referee, write ``csv_path``.
 
     Scores are decided by the referee, outside the students' code; nbgrader records them
-    (gradebook, ``autograded/``, feedback). A submission that cannot be graded is reported
-    with the reason and scored 0; every other student is still graded. ``pool`` (from
-    :func:`referee_pool`) lets several assignments share warm workers.
+    (gradebook, ``autograded/``, feedback), from this process only. A submission that
+    cannot be graded is reported with the reason and scored 0; every other student is
+    still graded. ``pool`` (from :func:`._pools.open_pool`: the embedded pool, or a Dask
+    cluster with ``scheduler``) lets several assignments share warm workers. Each result
+    is kept in the journal as it arrives: a run cut short is taken up by the next one.
     """
     known_assignment(root, assignment)
     csv_path = csv_target(root, csv_path)
@@ -258,18 +179,22 @@ def grade_class(
             "them there)."
         )
     if pool is None:
-        with referee_pool(
-            min(jobs or os.cpu_count() or 1, len(students)), timeout, require_sandbox
-        ) as own:
+        own = open_pool(
+            scheduler, min(jobs or os.cpu_count() or 1, len(students)), timeout, require_sandbox
+        )
+        try:
             return grade_class(root, assignment, csv_path, progress=progress, pool=own)
-    secret = secrets.randbits(63)
+        finally:
+            own.close()
+    journal = Journal(root, assignment)
     _log(
         root,
         {
             "time": datetime.datetime.now().isoformat(timespec="seconds"),
             "assignment": assignment,
-            "secret_seed": secret,
-            "isolation": str(isolation()),
+            "secret_seed": journal.secret,
+            "resumed": journal.resumed,
+            "pool": pool.describe(),
             "jobs": len(pool),
             "students": len(students),
         },
@@ -277,84 +202,61 @@ def grade_class(
     with nbgrader_api(root) as api:
         _register(api, root, assignment)
         released = _release_notebooks(root, api, assignment)
-    verdicts, problems, notes = _referee_class(
-        root, assignment, students, released, secret, pool, progress
-    )
-    _record(root, assignment, students, verdicts, problems, notes)
+    results: dict[str, dict[str, Any]] = {}
+    todo = []
+    for student in students:
+        job = student_job(root / "submitted" / student / assignment, student, released)
+        kept = journal.done(student, job.digest)
+        if kept is None:
+            todo.append(job)
+        else:
+            results[student] = kept
+    bar = _bar(progress, assignment, len(students), len(results))
+    try:
+        for result in pool.run(todo, released, journal.secret) if todo else ():
+            journal.add(result)
+            results[result["student"]] = result
+            bar.set_postfix_str(result["student"], refresh=False)
+            bar.update(1)
+    finally:
+        bar.close()
+    problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
+    _record(root, assignment, students, results, problems)
+    journal.end()
     graded = _scores(root, assignment, students)
     outcomes = []
     for student in students:
         outcome = graded.get(student, Outcome(student, False))
         if student in problems:  # whatever the gradebook holds for it is not a grade
             outcome = Outcome(student, False, 0.0, outcome.max_score, {}, problems[student])
-        outcome.notes = notes.get(student, [])
+        outcome.notes = list(results[student]["notes"])
         outcomes.append(outcome)
     _write_csv(csv_path, outcomes)
     return outcomes
 
 
-def _baselines(referee: Referee, released: dict[str, Any], secret: int) -> None:
-    """Time the course's solutions before any submission runs: no student's job can touch
-    the measurement every verdict is compared with."""
-    for nb in released.values():
-        for _gid, qid, _points in graded_cells(nb):
-            plan = Plan.make(qid, secret)
-            if plan.question.vectorized and plan.question.timing:
-                try:
-                    referee.baseline(plan.question, plan.timing_seed)
-                except NotGraded as exc:
-                    raise GatherCourseError(f"grading cannot start: {exc}") from None
+def _bar(out: TextIO, assignment: str, total: int, done: int) -> Any:
+    """The class's progress on a terminal: done / total, the rate and the time left."""
+    from tqdm import tqdm
 
-
-def _referee_class(
-    root: Path,
-    assignment: str,
-    students: list[str],
-    released: dict[str, Any],
-    secret: int,
-    pool: list[Referee],
-    progress: TextIO,
-):
-    referees: queue.Queue[Referee] = queue.Queue()
-    for referee in pool:
-        referees.put(referee)
-    verdicts: dict[str, dict[str, CheckResult]] = {}
-    problems: dict[str, str] = {}
-    notes: dict[str, list[str]] = {}
-
-    def one(student: str) -> None:
-        referee = referees.get()
-        try:
-            verdicts[student], notes[student] = referee_student(
-                referee, root / "submitted" / student / assignment, released, secret
-            )
-        except NotGraded as exc:
-            problems[student] = str(exc)
-        except Exception as exc:  # noqa: BLE001 - one submission never stops the class
-            problems[student] = (
-                f"grading this submission failed ({type(exc).__name__}: "
-                f"{str(exc)[:200]}); grade it by hand"
-            )
-        finally:
-            referees.put(referee)
-
-    _baselines(pool[0], released, secret)
-    _progress(progress, 0, len(students), "starting")
-    with ThreadPoolExecutor(max_workers=len(pool)) as threads:
-        futures = {threads.submit(one, s): s for s in students}
-        for n, future in enumerate(as_completed(futures), start=1):
-            future.result()
-            _progress(progress, n, len(students), futures[future])
-    return verdicts, problems, notes
+    return tqdm(
+        total=total,
+        initial=done,
+        desc=assignment,
+        unit="submission",
+        file=out,
+        mininterval=0.5,
+        dynamic_ncols=True,
+        disable=None if out.isatty() else False,
+    )
 
 
 def _record(
     root: Path,
     assignment: str,
     students: list[str],
-    verdicts: dict[str, dict[str, CheckResult]],
+    results: dict[str, dict[str, Any]],
     problems: dict[str, str],
-    notes: dict[str, list[str]],
 ) -> None:
     """Write the verdicts into nbgrader's gradebook through its own autograde (no execution)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
@@ -368,14 +270,14 @@ def _record(
 
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for student in students:
-        extra = "".join(f"\nNote: {n}" for n in notes.get(student, []))
+        extra = "".join(f"\nNote: {n}" for n in results[student]["notes"])
         if student in problems:
             message = f"NOT GRADED: {problems[student]}"
             table[student] = {"__all__": {"passed": False, "message": message}}
         else:
             table[student] = {
-                gid: {"passed": r.passed, "message": str(r) + extra}
-                for gid, r in verdicts.get(student, {}).items()
+                gid: {"passed": bool(v["passed"]), "message": str(v["message"]) + extra}
+                for gid, v in results[student]["verdicts"].items()
             }
     with tempfile.TemporaryDirectory(prefix="gather-course-verdicts-") as tmp:
         path = Path(tmp) / "verdicts.json"

@@ -1,0 +1,92 @@
+"""Where a class's submissions are judged: the embedded pool, or a Dask cluster.
+
+Both take :class:`~._classjob.StudentJob` objects and give back plain results as they
+finish (``judge_student``'s dicts). The embedded pool is a few referees with warm workers
+in the instructor's own process, one thread each: a laptop needs nothing more. A Dask pool
+(:mod:`._dask`) sends the same jobs to a ``dask.distributed`` cluster whose workers keep
+their own warm referees. Neither writes anything: the gradebook is the instructor's
+process's alone (:mod:`._grade`).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
+
+from .._errors import GatherCourseError
+from ._classjob import StudentJob, baselines, judge_student
+from ._referee import CALL_LIMIT, Referee
+from ._sandbox import SANDBOX, Worker, isolation
+from ._submission import NotGraded
+
+
+class EmbeddedPool:
+    """``jobs`` referees in this process, each with a warm worker (started now)."""
+
+    def __init__(
+        self, jobs: int | None = None, timeout: float | None = None, require_sandbox: bool = False
+    ) -> None:
+        level = isolation()
+        if require_sandbox and level.level != SANDBOX:
+            raise GatherCourseError(f"--require-sandbox: no sandbox here ({level.detail}).")
+        self.referees = [
+            Referee(Worker, call_limit=timeout or CALL_LIMIT)
+            for _ in range(max(1, jobs or os.cpu_count() or 1))
+        ]
+        for referee in self.referees:  # the workers import torch while nbgrader sets up
+            referee.worker  # noqa: B018 - starts it now
+
+    def describe(self) -> str:
+        return f"isolation: {isolation()}"
+
+    def __len__(self) -> int:
+        return len(self.referees)
+
+    def run(
+        self, jobs: list[StudentJob], released: dict[str, Any], secret: int
+    ) -> Iterator[dict[str, Any]]:
+        """Each job's result, as it finishes (the solutions are timed first)."""
+        try:
+            baselines(self.referees[0], released, secret)
+        except NotGraded as exc:
+            raise GatherCourseError(f"grading cannot start: {exc}") from None
+        free: queue.Queue[Referee] = queue.Queue()
+        for referee in self.referees:
+            free.put(referee)
+
+        def one(job: StudentJob) -> dict[str, Any]:
+            referee = free.get()
+            try:
+                return judge_student(referee, job, released, secret)
+            finally:
+                free.put(referee)
+
+        with ThreadPoolExecutor(max_workers=len(self.referees)) as threads:
+            for future in as_completed([threads.submit(one, job) for job in jobs]):
+                yield future.result()
+
+    def close(self) -> None:
+        for referee in self.referees:
+            referee.close()
+
+
+def open_pool(
+    scheduler: str | None,
+    jobs: int | None = None,
+    timeout: float | None = None,
+    require_sandbox: bool = False,
+) -> Any:
+    """The embedded pool, or with ``scheduler`` (``local:N`` or a scheduler's address) a
+    Dask pool. Close it when the class is graded."""
+    if not scheduler:
+        return EmbeddedPool(jobs, timeout, require_sandbox)
+    try:
+        from ._dask import DaskPool
+    except ImportError:
+        raise GatherCourseError(
+            "--scheduler needs dask.distributed: pip install 'dask[distributed]'"
+        ) from None
+    return DaskPool(scheduler, timeout, require_sandbox)

@@ -1,0 +1,177 @@
+"""Grading a class on Dask, started for real: a LocalCluster, and a scheduler and workers
+as separate processes, with a worker killed and then the scheduler killed mid-run."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from gather_course.grading._sandbox import isolation
+from tests import test_grading_e2e as e2e
+
+pytest.importorskip("distributed")
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = ("solution", "wrong_odd", "wrong_even", "untouched", "corrupt")
+DASK = Path(sys.executable).parent / "dask"
+
+
+def _course(base: Path, n: int) -> Path:
+    """A course copy with ``n`` submissions of basics, the kinds above in turn."""
+    root = base / "course"
+    root.mkdir()
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder)
+    shutil.copy2(ROOT / "nbgrader_config.py", root)
+    subs = e2e._submissions("basics", root)
+    for i in range(n):
+        kind = KINDS[i % len(KINDS)]
+        folder = root / "submitted" / f"s{i:02d}_{kind}" / "basics"
+        folder.mkdir(parents=True)
+        nb = subs[kind]
+        if isinstance(nb, str):
+            (folder / "basics.ipynb").write_text(nb)
+        else:
+            nbformat.write(nb, folder / "basics.ipynb")
+    return root
+
+
+def _grade(root: Path, scheduler: str, **popen) -> subprocess.Popen:
+    args = [sys.executable, "-m", "gather_course.cli", "grade", "basics", "--course", str(root)]
+    args += ["--scheduler", scheduler, "--timeout", str(e2e.CALL_TIMEOUT)]
+    return subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen
+    )
+
+
+def _check_scores(root: Path) -> dict[str, dict[str, str]]:
+    """Every student graded as their kind deserves (or NOT GRADED for the corrupt file)."""
+    with open(root / "grades-basics.csv", newline="") as f:
+        rows = {row["student"]: row for row in csv.DictReader(f)}
+    expected = e2e._expected("basics")
+    total = sum(p for *_, p in expected)
+    odd = sum(p for i, (*_, p) in enumerate(expected) if i % 2 == 1)
+    for student, row in rows.items():
+        kind = student.split("_", 1)[1]
+        if kind == "corrupt":
+            assert row["status"] == "NOT GRADED" and "not a readable notebook" in row["problem"]
+            continue
+        want = {"solution": total, "untouched": 0, "wrong_odd": odd, "wrong_even": total - odd}
+        assert row["status"] == "graded" and float(row["score"]) == want[kind], row
+    return rows
+
+
+def _results(root: Path) -> list[dict]:
+    path = root / ".grading" / "basics.jsonl"
+    lines = path.read_text().splitlines() if path.is_file() else []
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(DASK), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def _cluster(port: int, workers: int) -> list[subprocess.Popen]:
+    address = f"tcp://127.0.0.1:{port}"
+    procs = [_start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")]
+    procs += [
+        _start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard")
+        for _ in range(workers)
+    ]
+    return procs
+
+
+def _wait_for(predicate, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {seconds} s for {what}")
+        time.sleep(0.05)
+
+
+@pytest.fixture
+def sandboxed():
+    if isolation().level != "sandbox" and not e2e.REQUIRE_SANDBOX:
+        pytest.skip(f"grading on Dask is tested in the sandbox: {isolation()}")
+
+
+def test_a_local_cluster_grades_the_class_like_the_embedded_pool(tmp_path, sandboxed):
+    root = _course(tmp_path, 5)
+    done = _grade(root, "local:2")
+    out, err = done.communicate(timeout=300)
+    assert done.returncode == 0, out + err
+    assert "isolation on 2 Dask workers (local:2): sandbox" in out
+    assert "basics: 4 of 5 submissions graded" in out
+    assert "5/5" in err and "submission" in err  # tqdm's bar on stderr: done / total
+    _check_scores(root)
+    entries = _results(root)
+    assert "start" in entries[0] and "end" in entries[-1]
+    assert sorted(e["result"]["student"] for e in entries if "result" in e) == sorted(
+        p.name for p in (root / "submitted").iterdir()
+    )
+
+
+def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxed):
+    """A worker killed mid-class: its submissions are graded elsewhere. The scheduler killed:
+    the run stops with a clear error, and a rerun on a new cluster grades only the rest."""
+    root = _course(tmp_path, 10)
+    port = _free_port()
+    procs = _cluster(port, 2)
+    try:
+        run = _grade(root, f"tcp://127.0.0.1:{port}")
+        results = lambda: [e for e in _results(root) if "result" in e]  # noqa: E731
+        _wait_for(lambda: len(results()) >= 2, 180, "the first results")
+        procs[1].send_signal(signal.SIGKILL)  # a worker dies mid-class
+        _wait_for(lambda: len(results()) >= 5, 180, "results after the worker died")
+        os.killpg(procs[0].pid, signal.SIGKILL)  # then the scheduler
+        out, err = run.communicate(timeout=120)
+        assert run.returncode == 2, out + err
+        assert "the Dask scheduler at tcp://127.0.0.1" in err and "went away after" in err
+        assert not (root / "grades-basics.csv").exists()
+        first = len(results())
+        assert 5 <= first < 10
+    finally:
+        for proc in procs:
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    port = _free_port()
+    procs = _cluster(port, 1)
+    try:
+        rerun = _grade(root, f"tcp://127.0.0.1:{port}")
+        out, err = rerun.communicate(timeout=300)
+        assert rerun.returncode == 0, out + err
+    finally:
+        for proc in procs:
+            with __import__("contextlib").suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    rows = _check_scores(root)
+    assert len(rows) == 10
+    entries = _results(root)
+    starts = [i for i, e in enumerate(entries) if "start" in e]
+    assert len(starts) == 1  # the rerun took the unfinished run up: same secret, same start
+    judged = [e["result"]["student"] for e in entries if "result" in e]
+    assert sorted(judged) == sorted(rows)  # each judged once: the rerun did only the rest
+    log = [json.loads(line) for line in (root / "grading-log.jsonl").read_text().splitlines()]
+    assert [entry["resumed"] for entry in log] == [False, True]
+    assert log[0]["secret_seed"] == log[1]["secret_seed"]
