@@ -3,6 +3,7 @@ as separate processes, with a worker killed and then the scheduler killed mid-ru
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -140,7 +141,7 @@ def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxe
     procs = _cluster(port, 2)
     try:
         run = _grade(root, f"tcp://127.0.0.1:{port}")
-        results = lambda: [e for e in _results(root) if "result" in e]  # noqa: E731
+        results = lambda: [e for e in _results(root) if "result" in e]
         _wait_for(lambda: len(results()) >= 2, 180, "the first results")
         procs[1].send_signal(signal.SIGKILL)  # a worker dies mid-class
         _wait_for(lambda: len(results()) >= 5, 180, "results after the worker died")
@@ -153,7 +154,7 @@ def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxe
         assert 5 <= first < 10
     finally:
         for proc in procs:
-            with __import__("contextlib").suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
     port = _free_port()
     procs = _cluster(port, 1)
@@ -163,7 +164,7 @@ def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxe
         assert rerun.returncode == 0, out + err
     finally:
         for proc in procs:
-            with __import__("contextlib").suppress(ProcessLookupError):
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
     rows = _check_scores(root)
     assert len(rows) == 10
