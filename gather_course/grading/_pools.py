@@ -64,9 +64,12 @@ class EmbeddedPool:
             finally:
                 free.put(referee)
 
-        with ThreadPoolExecutor(max_workers=len(self.referees)) as threads:
+        threads = ThreadPoolExecutor(max_workers=len(self.referees))
+        try:
             for future in as_completed([threads.submit(one, job) for job in jobs]):
                 yield future.result()
+        finally:  # stopped early (Ctrl+C): what has not started never will
+            threads.shutdown(wait=True, cancel_futures=True)
 
     def close(self) -> None:
         for referee in self.referees:
