@@ -7,7 +7,13 @@ from gather_course.grading._journal import Journal
 
 
 def _result(job: StudentJob) -> dict:
-    return {"student": job.student, "digest": job.digest, "verdicts": {}, "notes": [], "problem": ""}
+    return {
+        "student": job.student,
+        "digest": job.digest,
+        "verdicts": {},
+        "notes": [],
+        "problem": "",
+    }
 
 
 def test_an_unfinished_run_is_taken_up_with_its_secret_and_its_results(tmp_path):
