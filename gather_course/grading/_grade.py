@@ -24,7 +24,7 @@ from ..course._course import (
     nbgrader_errors,
 )
 from ._classjob import student_job
-from ._journal import Journal
+from ._journal import FOLDER, Journal
 from ._pools import open_pool
 from .nbgrader_plugins import RefereeVerdicts
 
@@ -50,6 +50,38 @@ def submissions(root: Path, assignment: str) -> list[str]:
     if not base.is_dir():
         return []
     return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir())
+
+
+def _check_database(root: Path) -> None:
+    """A gradebook on a database server needs a course id: nbgrader files every assignment
+    under its course, and creates no course row for an empty id (SQLite lets that pass,
+    PostgreSQL refuses the assignment)."""
+    with nbgrader_api(root) as api:
+        url, course = str(api.coursedir.db_url), api.coursedir.course_id
+    if not url.startswith("sqlite") and not course:
+        server = url.split(":", 1)[0].split("+", 1)[0]
+        raise GatherCourseError(
+            f"the gradebook is on a database server ({server}), and nbgrader files every "
+            "assignment under a course: set c.CourseDirectory.course_id = '...' in "
+            "nbgrader_config.py (the same id as on JupyterHub's exchange)."
+        )
+
+
+@contextlib.contextmanager
+def _gradebook_lock(root: Path) -> Iterator[None]:
+    """One grading run at a time writes the gradebook (two runs at once, say two
+    assignments, would both add the course and the same students: nbgrader does not guard
+    that). Judging runs outside it."""
+    import fcntl
+
+    folder = root / FOLDER
+    folder.mkdir(exist_ok=True)
+    with open(folder / "gradebook.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
@@ -186,6 +218,7 @@ def grade_class(
             return grade_class(root, assignment, csv_path, progress=progress, pool=own)
         finally:
             own.close()
+    _check_database(root)
     journal = Journal(root, assignment)
     _log(
         root,
@@ -199,7 +232,7 @@ def grade_class(
             "students": len(students),
         },
     )
-    with nbgrader_api(root) as api:
+    with _gradebook_lock(root), nbgrader_api(root) as api:
         _register(api, root, assignment)
         released = _release_notebooks(root, api, assignment)
     results: dict[str, dict[str, Any]] = {}
@@ -221,9 +254,10 @@ def grade_class(
     finally:
         bar.close()
     problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
-    _record(root, assignment, students, results, problems)
-    journal.end()
-    graded = _scores(root, assignment, students)
+    with _gradebook_lock(root):
+        _record(root, assignment, students, results, problems)
+        journal.end()
+        graded = _scores(root, assignment, students)
     outcomes = []
     for student in students:
         outcome = graded.get(student, Outcome(student, False))
