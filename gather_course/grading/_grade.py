@@ -26,7 +26,6 @@ from ..course._course import (
 from ._classjob import student_job
 from ._journal import FOLDER, Journal
 from ._pools import open_pool
-from .nbgrader_plugins import RefereeVerdicts
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root
 
@@ -294,13 +293,15 @@ def _record(
 ) -> None:
     """Write the verdicts into nbgrader's gradebook through its own autograde (no execution)."""
     from nbconvert.preprocessors import ClearMetadataPreprocessor
-    from nbgrader.preprocessors import (
+    from nbgrader.preprocessors import (  # (imported here: the workers warm up meanwhile)
         AssignLatePenalties,
         CheckCellMetadata,
         IgnorePattern,
         LimitOutput,
         SaveAutoGrades,
     )
+
+    from .nbgrader_plugins import RefereeVerdicts
 
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for student in students:
