@@ -85,6 +85,26 @@ c.Exchange.root = {exchange!r}
 # Every server runs as the hub's own Unix user: each says who it is.
 c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
 """
+# The students' JupyterLab: the Assignments tab and Validate, none of the instructor's tools.
+STUDENT_LAB = {
+    "labconfig/page_config.json": """{
+  "disabledExtensions": {
+    "@jupyter/nbgrader:formgrader": true,
+    "@jupyter/nbgrader:create-assignment": true,
+    "@jupyter/nbgrader:course-list": true
+  }
+}
+""",
+    "jupyter_server_config.json": """{
+  "ServerApp": {
+    "jpserver_extensions": {
+      "nbgrader.server_extensions.formgrader": false,
+      "nbgrader.server_extensions.course_list": false
+    }
+  }
+}
+""",
+}
 HUB_CONFIG = """c = get_config()  # noqa: F821
 c.JupyterHub.ip = "127.0.0.1"
 c.JupyterHub.port = {port}
@@ -128,6 +148,9 @@ def classroom(chromium_path, tmp_path_factory):
         (base / "homes" / user).mkdir(parents=True)
         (base / "homes" / user / "nbgrader_config.py").write_text(STUDENT_CONFIG.format(**values))
     tb._settings(base / "jupyter")
+    for name, text in STUDENT_LAB.items():  # what docs/jupyterhub.md tells a hub to install
+        (base / "jupyter" / name).parent.mkdir(parents=True, exist_ok=True)
+        (base / "jupyter" / name).write_text(text)
     port, hub_port = _free_port(), _free_port()
     args = ["--allow-root"] if os.geteuid() == 0 else []
     (base / "jupyterhub_config.py").write_text(
@@ -204,6 +227,8 @@ def _log_in(browser, room: Classroom, user: str):
 def _assignments_tab(page):
     """Nbgrader → Assignment List: the students' Assignments tab."""
     page.locator(".lm-MenuBar-item", has_text="Nbgrader").click()
+    items = page.locator(".lm-Menu-content .lm-Menu-item").all_inner_texts()
+    assert not [i for i in items if "Formgrader" in i or "Course" in i], items  # students'
     page.locator(".lm-Menu-item", has_text="Assignment List").click()
     panel = page.locator("#nbgrader-assignment-list")
     panel.wait_for()
@@ -244,6 +269,7 @@ def _student(browser, room: Classroom, user: str, kind: str) -> None:
             assert time.monotonic() < deadline, f"{user}: basics was not fetched"
             time.sleep(0.2)
         _shot(page, f"{user}_fetched")
+        assert page.get_by_text("Create Assignment").count() == 0  # no instructor's sidebar
         nb = tb.Notebook(
             page, HubLab(f"{room.url}/user/{user}", room.home(user)), "basics/basics.ipynb"
         )
