@@ -21,6 +21,7 @@ from gather_course.grading._sandbox import Worker
 from gather_course.grading._similar import normalise, similar
 from gather_course.grading._submission import graded_cells
 from tests.helpers import ROOT, cli
+from tests.variant_solutions import solution_code
 
 SEED = 2026
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
@@ -58,16 +59,20 @@ def test_every_question_with_variants_gets_one_and_the_notebooks_say_which(klass
     for assignment, chosen in info["variants"].items():
         student = nbformat.read(target / "exercises" / assignment / f"{assignment}.ipynb", 4)
         text = "\n".join(c.source for c in student.cells)
+        source = nbformat.read(target / "solutions" / assignment / f"{assignment}.ipynb", 4)
+        source_text = "\n".join(c.source for c in source.cells)
         for qid, name in chosen.items():
             q = exercise(qid, name)
-            assert (name != "public") == bool(exercise(qid).variants)
+            assert (name != "public") == bool(exercise(qid).family)
             assert q.task in text and q.signature in text
             if name != "public":
                 assert f'exercise("{qid}", "{name}")' in text
-                assert exercise(qid).task not in text
-            for line in q.solution_code.splitlines():  # no answer line is given away
+                assert q.task != exercise(qid).task
+            answer = solution_code(qid, q.params) if q.family else q.solution_code
+            for line in answer.splitlines():  # no answer line is given away
                 if "gather(" in line or "return " in line:
                     assert line.strip() not in text, line
+                    assert line.strip() in source_text, line  # the instructor's sources have it
         assert student.metadata["gather_course"]["variants"] == chosen
 
 

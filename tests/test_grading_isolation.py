@@ -356,7 +356,7 @@ def test_the_baseline_is_measured_before_any_submission_and_never_kept_when_it_f
     from gather_course.grading import _submission, _timing
 
     q = exercise("basics.pick_per_row")
-    key = f"{q.qid}:{q.variant_name}:{q.timing!r}"
+    key = _timing._baseline_key(q)
     _timing._BASELINES.pop(key, None)
     broken = Referee(Worker, call_limit=10)
     broken._growth = lambda *a, **k: (float("nan"), None)  # a failed measurement, twice

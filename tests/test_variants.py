@@ -1,71 +1,119 @@
-"""Class variants: each changes the answer and keeps the lesson; the public solution fails it."""
+"""Class variants from knobs: every one solvable, none solved by another's answer, no answer
+in the package; the public solution fails each of them."""
 
 from __future__ import annotations
 
+import nbformat
 import pytest
 
 from gather_course import GatherCourseError, exercise, exercise_ids
 from gather_course.questions._question import CLASS_ENV
 from tests.answers import RIGHT
-from tests.helpers import solution_fn
+from tests.helpers import ROOT, solution_fn
+from tests.variant_solutions import solution_code, solve
 
-WITH_VARIANTS = [q for q in exercise_ids() if exercise(q).variants]
-PAIRS = [(q, v.name) for q in WITH_VARIANTS for v in exercise(q).variants]
+WITH_KNOBS = [q for q in exercise_ids() if exercise(q).family]
+ALL = [(q, exercise(q).family.name(p)) for q in WITH_KNOBS for p in exercise(q).family.every()]
 
 
-def test_most_questions_have_a_variant_and_the_others_say_why():
-    assert len(WITH_VARIANTS) >= 10
-    for qid in set(exercise_ids()) - set(WITH_VARIANTS):
+def test_questions_with_knobs_make_at_least_8_variants_and_the_others_say_why():
+    assert len(WITH_KNOBS) >= 11
+    for qid in WITH_KNOBS:
+        assert exercise(qid).family.count >= 8, qid
+    for qid in set(exercise_ids()) - set(WITH_KNOBS):
         assert exercise(qid).no_variant_why, qid
 
 
-@pytest.mark.parametrize("qid, name", PAIRS)
-def test_every_edit_of_the_text_applies(qid, name):
-    public = exercise(qid)
-    variant = next(v for v in public.variants if v.name == name)
-    texts = [public.title, public.task, *public.hints, public.solution_code]
-    for old, _new in variant.edits:
-        assert any(old in text for text in texts), old
-    q = exercise(qid, name)
-    assert q.task != public.task and q.solution_code != public.solution_code
+@pytest.mark.parametrize("qid", WITH_KNOBS)
+def test_the_public_task_is_the_template_with_the_public_choices_as_the_notebooks_show_it(qid):
+    q = exercise(qid)
+    assert q.task == q.shown.text(lambda text: text) and q.shown.template in q.family.build(
+        q.family.public
+    ).template
+    assert q.variant("public") is q and q.params == q.family.public
+    assignment = qid.split(".")[0] if qid != "nlp.masked_nll" else "friends"
+    nb = nbformat.read(ROOT / "exercises" / assignment / f"{assignment}.ipynb", 4)
+    assert any(q.task in c.source for c in nb.cells if c.cell_type == "markdown"), qid
 
 
-@pytest.mark.parametrize("qid, name", PAIRS)
-@pytest.mark.parametrize("seed, large", [(0, False), (7, True)])
-def test_the_variant_solution_passes_and_the_public_one_fails(qid, name, seed, large):
-    q, public = exercise(qid, name), exercise(qid)
-    assert q.check(solution_fn(q), seed=seed, large=large).passed
-    assert not q.check(solution_fn(public), seed=seed, large=large).passed
-    assert not public.check(solution_fn(q), seed=seed, large=large).passed
-    for fn in RIGHT.get(qid, []):  # other public answers fail the variant too
-        assert not q.check(fn, seed=seed).passed, fn.__name__
+@pytest.mark.parametrize("qid", WITH_KNOBS)
+def test_every_variant_is_solved_by_its_answer_and_by_no_other_variants(qid):
+    """The published answers (tests/variant_solutions.py): each passes its own variant and
+    fails every other, so two students whose choices differ can't share an answer."""
+    family = exercise(qid).family
+    answers = {family.name(p): solve(qid, p) for p in family.every()}
+    for name, fn in answers.items():
+        assert exercise(qid, name).check(fn).passed, (
+            name,
+            solution_code(qid, family.parse(qid, name)),
+        )
+    for name in answers:
+        q = exercise(qid, name)
+        for other, fn in answers.items():
+            if other != name:
+                assert not q.check(fn).passed, f"{other}'s answer passes {name}"
 
 
-def test_a_class_seed_picks_a_non_public_variant_of_each_and_seeds_differ():
-    for qid in WITH_VARIANTS:
-        assert exercise(qid).pick_variant(1234) != "public"
+@pytest.mark.parametrize("qid", WITH_KNOBS)
+def test_large_batteries_and_other_seeds_pass_too(qid):
+    family = exercise(qid).family
+    for p in family.every()[1:]:
+        q = exercise(qid, family.name(p))
+        assert q.check(solve(qid, p), seed=7, large=True).passed, q.variant_name
+        for fn in RIGHT.get(qid, []):  # the public answers fail every variant
+            assert not q.check(fn, seed=7).passed, (fn.__name__, q.variant_name)
+
+
+@pytest.mark.parametrize("qid", WITH_KNOBS)
+def test_each_variant_tells_what_changed_in_its_task(qid):
+    """Two variants never share a task text: what differs in the answer is said in words."""
+    family = exercise(qid).family
+    texts = {exercise(qid, family.name(p)).task for p in family.every()}
+    assert len(texts) == family.count
+
+
+def test_no_variant_holds_hints_or_a_solution():
+    for qid, name in ALL:
+        q = exercise(qid, name)
+        if name == "public":
+            assert q.solution_code and q.hints
+            continue
+        assert not q.solution_code and not q.hints
+        with pytest.raises(GatherCourseError, match="hints and solutions for the public"):
+            q.solution()
+
+
+def test_a_seed_draws_non_public_variants_and_seeds_and_students_differ():
+    for qid in WITH_KNOBS:
+        q = exercise(qid)
+        assert q.pick_variant(1234) != "public"
+        picks = {q.pick_variant(seed) for seed in range(200)}
+        assert len(picks) == q.family.count - 1, qid  # every other variant is drawn
+        students = {q.pick_variant(1234, f"s{i}") for i in range(40)}
+        assert len(students) >= 4, qid
     assert all(
-        exercise(q).pick_variant(5) == "public" for q in exercise_ids() if q not in WITH_VARIANTS
+        exercise(q).pick_variant(5) == "public" for q in exercise_ids() if q not in WITH_KNOBS
     )
-    several = [q for q in WITH_VARIANTS if len(exercise(q).variants) > 1]
-    assert len(several) >= 3
-    for qid in several:  # different classes get different variants
-        picks = {exercise(qid).pick_variant(seed) for seed in range(40)}
-        assert picks == {v.name for v in exercise(qid).variants}, qid
 
 
-def test_unknown_variants_are_clear_errors():
-    with pytest.raises(GatherCourseError, match="has no variant 'nope'; it has: public, columns"):
-        exercise("basics.pick_per_row", "nope")
+def test_variant_names_round_trip_and_unknown_ones_are_clear_errors():
+    q = exercise("basics.pick_per_row")
+    v = exercise("basics.pick_per_row", "counting=one,axis=columns")
+    assert v.variant_name == "axis=columns,counting=one" and v.signature == "pick_per_row(x, rows)"
+    assert v.params == {"axis": "columns", "counting": "one"}
+    for bad in ("nope", "axis=diagonal", "axis=columns,size=3"):
+        with pytest.raises(GatherCourseError, match="axis = rows \\| columns; counting = zero"):
+            exercise("basics.pick_per_row", bad)
     with pytest.raises(GatherCourseError, match="public only"):
-        exercise("basics.gather_loop", "columns")
+        exercise("basics.gather_loop", "axis=columns")
+    assert q.variant("axis=rows,counting=zero") is q
 
 
 def test_in_a_class_hints_and_solutions_refuse(monkeypatch):
     q = exercise("basics.pick_per_row")
     assert "gather" in q.solution() and q.hint(1)
     monkeypatch.setenv(CLASS_ENV, "1")
-    for call in (q.solution, q.hint, exercise("nlp.masked_nll", "vocab_first").solution):
+    for call in (q.solution, q.hint):
         with pytest.raises(GatherCourseError, match="turned off in this class"):
             call()
     assert q.check(solution_fn(q)).passed  # checking still works

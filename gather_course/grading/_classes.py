@@ -1,10 +1,14 @@
 """A class's own release: each question as the variant its class seed picks.
 
 ``gather-course release --class-seed SEED --to DIR`` writes a ready nbgrader course into DIR:
-``solutions/`` (the instructor's sources, with the variants' solutions), ``exercises/`` (the
-student notebooks), ``nbgrader_config.py`` and ``class.json`` (the seed and the variants;
-the instructor's, not the students'). The public ``solutions/`` and ``exercises/`` are not
-touched. The test cells name the variant, so ``check`` and the referee use it.
+``solutions/`` (the instructor's sources), ``exercises/`` (the student notebooks),
+``nbgrader_config.py`` and ``class.json`` (the seed and the variants; the instructor's, not
+the students'). The public ``solutions/`` and ``exercises/`` are not touched. The test
+cells name the variant, so ``check`` and the referee use it.
+
+The package holds no answer to a class variant. A course checkout does, in
+``tests/variant_solutions.py``: when the course has it, the sources' answer cells hold those
+answers and are run; without it they hold a stub, and the sources are not run.
 """
 
 from __future__ import annotations
@@ -23,12 +27,36 @@ from ..questions._question import Question
 from ._submission import graded_cells
 
 CLASS_FILE = "class.json"
+SOLVER = Path("tests") / "variant_solutions.py"  # in a course checkout, never in the package
+
+Solver = Callable[[str, dict[str, str]], str]
 
 
-def _answer_cell(q: Question) -> str:
-    """The answer cell for ``q``: its solution's imports, then ``def`` and the marked body."""
-    lines = q.solution_code.strip("\n").splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {q.name}("))
+def _solver(root: Path) -> Solver | None:
+    """``solution_code(qid, params)`` of the course checkout's variant answers, if it has them."""
+    import importlib.util
+
+    path = root / SOLVER
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("_gather_course_variant_solutions", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.solution_code
+
+
+def _answer_code(q: Question, solver: Solver | None) -> str:
+    if q.variant_name == "public":
+        return q.solution_code
+    if solver is not None:
+        return solver(q.qid, q.params)
+    return f"def {q.signature}:\n    raise NotImplementedError()  # no answer in the package\n"
+
+
+def _answer_cell(code: str, name: str) -> str:
+    """The answer cell for ``code``: its imports, then ``def`` and the marked body."""
+    lines = code.strip("\n").splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(f"def {name}("))
     prelude = "\n".join(lines[:start]).strip()
     body = "\n".join(["    ### BEGIN SOLUTION", *lines[start + 1 :], "    ### END SOLUTION"])
     return (prelude + "\n\n" if prelude else "") + lines[start] + "\n" + body
@@ -40,7 +68,7 @@ def _task_cell(source: str, public: Question, q: Question, tr: Callable[[str], s
     ``tr`` translates a bank text into the notebook's language (the identity in English).
     """
     text = source.replace(tr(public.title), tr(q.title)).replace(public.signature, q.signature)
-    text = text.replace(tr(public.task), tr(q.task))
+    text = text.replace(public.task_text(tr), q.task_text(tr))
     kept = [part for part in text.split("\n\n") if ".hint(" not in part]
     off = N_(
         "Hints and solutions are off for graded questions in this class: the test cell "
@@ -49,7 +77,7 @@ def _task_cell(source: str, public: Question, q: Question, tr: Callable[[str], s
     return "\n\n".join([*kept, tr(off)])
 
 
-def _class_notebook(nb: Any, seed: int) -> tuple[Any, dict[str, str]]:
+def _class_notebook(nb: Any, seed: int, solver: Solver | None) -> tuple[Any, dict[str, str]]:
     lang = nb.metadata.get("gather_course", {}).get("lang", "en")
     tr = _catalog(lang).gettext
     chosen: dict[str, str] = {}
@@ -65,7 +93,7 @@ def _class_notebook(nb: Any, seed: int) -> tuple[Any, dict[str, str]]:
         )
         answer = cells.get(public.name)
         if answer is not None:
-            answer.source = _answer_cell(q)
+            answer.source = _answer_cell(_answer_code(q, solver), q.name)
         task = cells.get(f"task_{public.name}")
         if task is not None:
             task.source = _task_cell(task.source, public, q, tr)
@@ -113,14 +141,15 @@ def release_class(root: Path, seed: int, target: Path, execute: bool = True) -> 
         shutil.copy2(extra, target / SOURCE / extra.name)
     variants: dict[str, dict[str, str]] = {}
     written = []
+    solver = _solver(root)
     for name in assignments(root):
         (target / SOURCE / name).mkdir()
         for path in sorted((root / SOURCE / name).glob("*.ipynb")):
-            nb, variants[name] = _class_notebook(nbformat.read(path, 4), seed)
+            nb, variants[name] = _class_notebook(nbformat.read(path, 4), seed, solver)
             out = target / SOURCE / name / path.name
             nbformat.write(nb, out)
             written.append(out)
-    if execute:
+    if execute and solver is not None:
         for path in written:
             execute_notebook(path)
     release(target)

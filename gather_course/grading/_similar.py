@@ -123,9 +123,7 @@ def similar(root: Path, assignment: str, released: dict[str, Any]) -> SimilarRep
     for key, by_shape in shapes.items():
         qid, _, variant = key.partition(":")
         public = exercise(qid)
-        published = {"public": public.solution_code} | {
-            v.name: public.variant(v.name).solution_code for v in public.variants
-        }
+        published = {"public": public.solution_code}  # the bank holds no variant's answer
         solutions = {normalise(code, public.name): name for name, code in published.items()}
         for shape, students in by_shape.items():
             if len(students) > 1:

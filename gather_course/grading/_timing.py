@@ -16,6 +16,7 @@ import torch
 
 from .._i18n import N_, _
 from .._tier import Tier
+from ..questions import exercise
 from ..questions._result import _Failure
 from ._jobdata import TIMING_REPEAT, _outcome, _timing_bytes
 from ._submission import NotGraded
@@ -23,6 +24,10 @@ from ._submission import NotGraded
 if TYPE_CHECKING:
     from ..questions._question import Question
     from ._submission import Submission
+
+
+def _baseline_key(q: Question) -> str:
+    return f"{q.qid}:{q.timing!r}"
 
 
 def _reference_cells(q: Question) -> list[str]:
@@ -61,8 +66,13 @@ class _TimingRule:
     def baseline(self, q: Question, seed: int) -> float:
         """The course solution's CPU seconds on the timing input, measured once per question
         (in a job process of its own: the template never holds it, no student's process does),
-        shared by every referee of this process."""
-        key = f"{q.qid}:{q.variant_name}:{q.timing!r}"
+        shared by every referee of this process.
+
+        A class variant is timed against the public question's solution on the public
+        layout of the same input: the bank holds no variant's vectorized answer, and a
+        variant moves the same elements."""
+        q = exercise(q.qid)
+        key = _baseline_key(q)
         with _BASELINE_LOCKS.setdefault(key, threading.Lock()):  # once for all referees
             for _attempt in (1, 2):
                 if key in _BASELINES:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import difflib
 import inspect
 import os
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,6 +16,7 @@ from .._i18n import N_, _
 from .._text import type_name
 from ._cases import Case
 from ._check import run_check
+from ._knobs import Family, Variant
 from ._result import CheckResult
 
 
@@ -28,25 +28,6 @@ class Markdown(str):
 
     def __repr__(self) -> str:
         return str(self)
-
-
-@dataclass(frozen=True)
-class Variant:
-    """A class variant of a question: the same lesson, another answer.
-
-    ``inputs`` turns a public case's inputs into this variant's (keys are its argument
-    names), ``to_public`` turns them back for the public spec, ``from_public`` turns the
-    public spec's answer into this variant's. ``edits`` are ``(public, variant)`` text
-    replacements made in the task, the hints and the solution: only what differs is written.
-    """
-
-    name: str
-    summary: str
-    inputs: Callable[[dict[str, Any]], dict[str, Any]]
-    to_public: Callable[[dict[str, Any]], dict[str, Any]]
-    from_public: Callable[[Any], Any] = lambda out: out
-    edits: tuple[tuple[str, str], ...] = ()
-    args: tuple[str, ...] = ()
 
 
 CLASS_ENV = "GATHER_COURSE_CLASS"  # set by a class's JupyterHub: no hints or solutions
@@ -88,9 +69,10 @@ class Question:
     rtol: float = 1e-5
     atol: float = 1e-6
     args: tuple[str, ...] = ()  # default: the spec's parameters
-    variants: tuple[Variant, ...] = ()
+    family: Family | None = None  # the knobs of its class variants
     no_variant_why: str = ""  # why a question has no class variant
     variant_name: str = "public"
+    shown: Variant | None = None  # the task's template and slots (a question with knobs)
 
     def __post_init__(self) -> None:
         if not self.args:
@@ -120,59 +102,66 @@ class Question:
     def variant(self, name: str) -> Question:
         """This question as the class variant ``name`` (``"public"``: itself).
 
-        >>> exercise("basics.pick_per_row").variant("columns").signature
+        >>> exercise("basics.pick_per_row").variant("axis=columns").signature
         'pick_per_row(x, rows)'
         """
         if name == self.variant_name:
             return self
-        found = {v.name: v for v in self.variants}
-        if name not in found:
-            known = (
-                ", ".join(["public", *found])
-                if found
-                else _("public only: {why}").format(why=_(self.no_variant_why))
-            )
+        if self.family is None:
             raise GatherCourseError(
                 _("{qid} has no variant {name}; it has: {known}.").format(
-                    qid=self.qid, name=repr(name), known=known
+                    qid=self.qid,
+                    name=repr(name),
+                    known=_("public only: {why}").format(why=_(self.no_variant_why)),
                 )
             )
-        v = found[name]
+        params = self.family.parse(self.qid, name)
+        name = self.family.name(params)
+        if name == self.variant_name:
+            return self
+        v = self.family.build(params)
         public = self
 
         def make(gen: torch.Generator, **sizes: Any) -> dict[str, Any]:
             return v.inputs(public.make(gen, **sizes))
 
+        loop = v.spec or public.spec
+
         def spec(*values: Any) -> Any:
-            return v.from_public(public.spec(*v.to_public(dict(zip(args, values))).values()))
+            return v.from_public(loop(*v.to_public(dict(zip(v.args, values))).values()))
 
-        def edit(text: str) -> str:
-            for old, new in v.edits:
-                text = text.replace(old, new)
-            return text
-
-        args = v.args or self.args
         return replace(
             self,
-            args=args,
-            title=edit(self.title),
-            task=edit(self.task),
+            args=v.args,
+            title=v.title or self.title,
+            task=v.text(lambda text: text),
             spec=spec,
             make=make,
             formula=None,
-            hints=tuple(edit(h) for h in self.hints),
-            solution_code=edit(self.solution_code),
+            hints=(),  # hints and solutions are the public question's only: see _knobs
+            solution_code="",
             verify=None,
-            variants=(),
+            dtypes=self.dtypes if v.dtypes is None else {**self.dtypes, **v.dtypes},
             variant_name=name,
+            shown=v,
         )
 
-    def pick_variant(self, class_seed: int) -> str:
-        """The variant a class with ``class_seed`` gets: never the public one, if it has others."""
-        if not self.variants:
+    @property
+    def params(self) -> dict[str, str]:
+        """This variant's choice for each knob (``{}`` for a question without knobs)."""
+        return self.family.parse(self.qid, self.variant_name) if self.family else {}
+
+    def pick_variant(self, class_seed: int, student: str = "") -> str:
+        """The variant drawn for ``class_seed`` (and ``student``): never the public one, if
+        the question has others."""
+        if self.family is None:
             return "public"
-        names = sorted(v.name for v in self.variants)
-        return names[zlib.crc32(f"{class_seed}:{self.qid}".encode()) % len(names)]
+        key = f"{class_seed}:{student}:{self.qid}" if student else f"{class_seed}:{self.qid}"
+        return self.family.name(self.family.draw(key))
+
+    def task_text(self, tr: Callable[[str], str] = _) -> str:
+        """The task in the language of ``tr`` (``_``: the learner's)."""
+        return self.shown.text(tr) if self.shown is not None else tr(self.task)
 
     @property
     def rules(self) -> str:
@@ -230,9 +219,20 @@ class Question:
                 ).format(env=CLASS_ENV)
             )
 
+    def _refuse_for_variant(self) -> None:
+        if self.variant_name != "public":
+            raise GatherCourseError(
+                _(
+                    "{qid} ({name}) is a class variant: the course holds hints and solutions "
+                    "for the public question only. Your answer is checked against the loop "
+                    "spec of your variant."
+                ).format(qid=self.qid, name=self.variant_name)
+            )
+
     def hint(self, n: int = 1) -> Markdown:
         """Hint number ``n`` (1 = gentle nudge, last = almost the answer)."""
         self._refuse_in_class("hints")
+        self._refuse_for_variant()
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(self.hints):
             raise GatherCourseError(
                 _("{qid} has hints 1 to {n}; got {got}.").format(
@@ -245,6 +245,7 @@ class Question:
     def solution(self) -> Markdown:
         """A reference solution, as text (never run in your namespace)."""
         self._refuse_in_class("solutions")
+        self._refuse_for_variant()
         return Markdown(
             _("**Solution**") + f" (`{self.qid}`):\n\n```python\n{self.solution_code.strip()}\n```"
         )
@@ -252,7 +253,9 @@ class Question:
     def _repr_markdown_(self) -> str:
         rules = _("**Rules:** {rules}").format(rules=self.rules) + "\n\n" if self.rules else ""
         rules += _(IMPORTS_RULE) + "\n\n"
-        write = _("Write `{signature}`: {task}").format(signature=self.signature, task=_(self.task))
+        write = _("Write `{signature}`: {task}").format(
+            signature=self.signature, task=self.task_text()
+        )
         return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{rules}" + _(
             "Check it with `exercise({qid}).check({name})`; "
             "`.hint()` and `.solution()` help when stuck."

@@ -1,10 +1,9 @@
-"""Class variants: for each question, the knobs that change its answer but keep its lesson.
+"""Each question's knobs: the families of class variants (see :mod:`._knobs`).
 
-A class seed (``gather-course release --class-seed``) picks one variant per question that has
-any; the public variant stays the default for self-study and the lectures. A variant is the
-public question seen through a change of its inputs (``inputs`` / ``to_public``) and of its
-answer (``from_public``): the spec, the battery, the checks and the hidden cases all come
-from the public ones. Its text is the public text with a few ``edits``.
+A family's ``build`` turns one choice per knob into the variant: its inputs (from the public
+case's), the way back to the public loop spec, and its task, made from one template whose
+slots are code and whose words are bank texts. No variant's vectorized answer is here:
+tests/variant_solutions.py holds the code that shows each can be solved.
 """
 
 from __future__ import annotations
@@ -14,22 +13,30 @@ from typing import Any
 
 import torch
 
-from ._cases import noncontig
-from ._question import _REGISTRY, Variant
+from . import nlp, topk
+from ._knobs import (
+    COUNTING,
+    Family,
+    Inputs,
+    Variant,
+    counted,
+    counting_notes,
+    like,
+    permuted,
+    shape,
+    unpermuted,
+)
+from ._question import _REGISTRY
 
 
-def _like(source: torch.Tensor, made: torch.Tensor) -> torch.Tensor:
-    """``made``, contiguous, or non-contiguous again when ``source`` was (the strided cases)."""
-    made = made.contiguous()
-    return made if source.is_contiguous() else noncontig(made)
-
-
-def _with(inp: dict[str, Any], **changes: Any) -> dict[str, Any]:
-    return {**inp, **changes}
-
-
-def _add(qid: str, *variants: Variant, why: str = "") -> None:
-    _REGISTRY[qid] = replace(_REGISTRY[qid], variants=variants, no_variant_why=why)
+def _add(qid: str, knobs: dict[str, tuple[str, ...]] | None = None, build=None, why: str = ""):
+    q = _REGISTRY[qid]
+    if knobs is None:
+        _REGISTRY[qid] = replace(q, no_variant_why=why)
+        return
+    family = Family(knobs, build)
+    shown = build(family.public)  # the public task is the template with the public choices
+    _REGISTRY[qid] = replace(q, family=family, shown=shown, task=shown.text(lambda t: t))
 
 
 _CANONICAL = (
@@ -45,485 +52,541 @@ for _qid in (
     _add(_qid, why=_CANONICAL)
 
 
-# -- basics.pick_per_row: one pick per column ---------------------------------------------------
+# -- basics.pick_per_row: which axis keeps its number, and how the index counts ---------------
+def _pick(p: dict[str, str]) -> Variant:
+    columns, c = p["axis"] == "columns", p["counting"]
+    to_v, to_pub = COUNTING[c]
+
+    def inputs(pub: Inputs) -> Inputs:
+        x, cols = pub["x"], to_v(pub["cols"], pub["x"].shape[1])
+        return (
+            {"x": like(x, x.T), "rows": cols.T.contiguous()} if columns else {"x": x, "cols": cols}
+        )
+
+    def to_public(v: Inputs) -> Inputs:
+        x, cols = (v["x"].T, v["rows"].T) if columns else (v["x"], v["cols"])
+        return {"x": x, "cols": to_pub(cols, x.shape[1])}
+
+    idx = "rows" if columns else "cols"
+    formula = (
+        f"out[k, c] = x[{counted(c, 'rows[k, c]', 'R')}, c]"
+        if columns
+        else f"out[r, k] = x[r, {counted(c, 'cols[r, k]', 'C')}]"
+    )
+    return Variant(
+        args=("x", idx),
+        inputs=inputs,
+        to_public=to_public,
+        from_public=(lambda out: out.T.contiguous()) if columns else (lambda out: out),
+        template="`x` is `{x_shape}` and `{idx}` is `{idx_shape}`. Return the `{idx_shape}` "
+        "tensor with `{formula}`, without a Python loop.",
+        slots=dict(
+            x_shape="[R, C]", idx=idx, idx_shape="[K, C]" if columns else "[R, K]", formula=formula
+        ),
+        notes=counting_notes(c),
+        title="One pick per column" if columns else "",
+    )
+
+
 _add(
     "basics.pick_per_row",
-    Variant(
-        "columns",
-        "one pick per column: out[k, c] = x[rows[k, c], c]",
-        args=("x", "rows"),
-        inputs=lambda p: {"x": _like(p["x"], p["x"].T), "rows": p["cols"].T.contiguous()},
-        to_public=lambda v: {"x": v["x"].T, "cols": v["rows"].T},
-        from_public=lambda out: out.T.contiguous(),
-        edits=(
-            ("One pick per row", "One pick per column"),
-            (
-                "`x` is `[R, C]` and `cols` is `[R, K]`. Return the `[R, K]` tensor with "
-                "`out[r, k] = x[r, cols[r, k]]`",
-                "`x` is `[R, C]` and `rows` is `[K, C]`. Return the `[K, C]` tensor with "
-                "`out[k, c] = x[rows[k, c], c]`",
-            ),
-            (
-                "Each row keeps its row number; only the column changes.",
-                "Each column keeps its column number; only the row changes.",
-            ),
-            (
-                "Changing the column means gathering along dim 1 of `x`. `cols` already has the "
-                "output's shape `[R, K]`",
-                "Changing the row means gathering along dim 0 of `x`. `rows` already has the "
-                "output's shape `[K, C]`",
-            ),
-            (
-                "for `t` of shape `[2, 4]` and `j = torch.tensor([[3], [0]])`, "
-                "`torch.gather(t, 1, j)` is `[[t[0, 3]], [t[1, 0]]]`",
-                "for `t` of shape `[4, 2]` and `j = torch.tensor([[3, 0]])`, "
-                "`torch.gather(t, 0, j)` is `[[t[3, 0], t[0, 1]]]`",
-            ),
-            (
-                "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)      "
-                "# out[r, k] = x[r, cols[r, k]]",
-                "def pick_per_row(x, rows):\n    return torch.gather(x, 0, rows)      "
-                "# out[k, c] = x[rows[k, c], c]",
-            ),
+    {"axis": ("rows", "columns"), "counting": ("zero", "one", "end", "end1")},
+    _pick,
+)
+
+
+# -- nlp: the layout of the logits, and what is returned ----------------------------------------
+class _Seq:
+    """The logits' layout (``BLV``, ``BVL``, ``LBV``, or with ``T``): shapes, index texts, and
+    the transforms of the logits and of the ids (``[L, B]`` when the sequence comes first)."""
+
+    def __init__(self, layout: str, ids: str, out_batch_first: bool = False):
+        self.layout, self.ids, self.out_batch_first = layout, ids, out_batch_first
+        self.last = next(ch for ch in layout if ch not in "BL")  # V or T
+        self.order = tuple(("B", "L", self.last).index(ch) for ch in layout)
+        self.seq_first = layout.startswith("L")
+
+    def logits_shape(self) -> str:
+        return shape(("B", "L", self.last), self.order)
+
+    def ids_shape(self, extra: str = "") -> str:
+        return ("[L, B" if self.seq_first else "[B, L") + extra + "]"
+
+    def at(self, b: str, l: str, v: str) -> str:
+        """The logits' element ``[b, l, v]`` of the public layout, written in this one."""
+        return "[" + ", ".join((b, l, v)[i] for i in self.order) + "]"
+
+    def pos(self, b: str, l: str) -> str:
+        return f"[{l}, {b}]" if self.seq_first else f"[{b}, {l}]"
+
+    def inputs(self, pub: Inputs) -> Inputs:
+        out = permuted(pub, "logits", self.order)
+        if self.seq_first:
+            out[self.ids] = pub[self.ids].T.contiguous()
+        return out
+
+    def to_public(self, v: Inputs) -> Inputs:
+        out = unpermuted(v, "logits", self.order)
+        if self.seq_first:
+            out[self.ids] = v[self.ids].T
+        return out
+
+    def out_pos(self, b: str, l: str, extra: str = "") -> str:
+        """The output's element: ``[l, b]`` when it comes sequence first, like the ids."""
+        flip = self.seq_first and not self.out_batch_first
+        return (f"[{l}, {b}" if flip else f"[{b}, {l}") + extra + "]"
+
+    def out(self, out: torch.Tensor, keepdim: bool = False) -> torch.Tensor:
+        out = out.T.contiguous() if self.seq_first and not self.out_batch_first else out
+        return out.unsqueeze(-1) if keepdim else out
+
+
+def _layouts(last: str) -> tuple[str, ...]:
+    return (f"BL{last}", f"B{last}L", f"LB{last}")
+
+
+_LAYOUT_NOTE = "Here `logits` is `{logits_shape}` and `{ids}` is `{ids_shape}`."
+
+
+def _labels(p: dict[str, str]) -> Variant:
+    s, c, keep = _Seq(p["layout"], "labels", True), p["counting"], p["keepdim"] == "yes"
+    to_v, to_pub = COUNTING[c]
+    label = counted(c, "labels" + s.pos("b", "l"), "T")
+
+    def to_public(v: Inputs) -> Inputs:
+        pub = s.to_public(v)
+        return {**pub, "labels": to_pub(pub["labels"], 0)}
+
+    return Variant(
+        args=("logits", "labels"),
+        inputs=lambda pub: s.inputs({**pub, "labels": to_v(pub["labels"], 0)}),
+        to_public=to_public,
+        from_public=lambda o: s.out(o, keep),
+        template="`logits` is `{logits_shape}` (a score per tag at each position), `labels` is "
+        "`{ids_shape}` (the gold tag of each position). Return the `{out_shape}` scores of "
+        "the gold tags: `{formula}`.",
+        slots=dict(
+            logits_shape=s.logits_shape(),
+            ids_shape=s.ids_shape(),
+            idx="labels",
+            out_shape=s.out_pos("B", "L", ", 1" if keep else ""),
+            formula=f"out{s.out_pos('b', 'l', ', 0' if keep else '')} = logits{s.at('b', 'l', label)}",
         ),
-    ),
-)
-
-
-# -- nlp: the vocabulary (or the tags) in dim 1, the layout F.cross_entropy takes ----------------
-_VOCAB_FIRST = dict(
-    inputs=lambda p: _with(p, logits=_like(p["logits"], p["logits"].transpose(1, 2))),
-    to_public=lambda v: _with(v, logits=v["logits"].transpose(1, 2)),
-)
+        notes=counting_notes(c),
+    )
 
 
 _add(
     "nlp.label_scores",
-    Variant(
-        "tags_first",
-        "logits laid out [B, T, L] (tags in dim 1)",
-        **_VOCAB_FIRST,
-        edits=(
-            (
-                "`logits` is `[B, L, T]` (a score per tag at each position)",
-                "`logits` is `[B, T, L]` (a score per tag at each position, tags in dim 1 as "
-                "`F.cross_entropy` takes them)",
-            ),
-            (
-                "`out[b, l] = logits[b, l, labels[b, l]]`",
-                "`out[b, l] = logits[b, labels[b, l], l]`",
-            ),
-            (
-                "The tag is chosen along the last dim (`dim=-1`), not along the sequence.",
-                "The tag is chosen along dim 1, not along the sequence (the last dim).",
-            ),
-            (
-                "`labels.unsqueeze(-1)` is `[B, L, 1]`, and the result is `[B, L, 1]` too.",
-                "`labels.unsqueeze(1)` is `[B, 1, L]`, and the result is `[B, 1, L]` too.",
-            ),
-            (
-                "Gather along `dim=-1` with that index, then drop the size-1 dim with `squeeze(-1)`",
-                "Gather along dim 1 with that index, then drop the size-1 dim with `squeeze(1)`",
-            ),
-            (
-                "logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)",
-                "logits.gather(1, labels.unsqueeze(1)).squeeze(1)",
-            ),
-            ("# [B, L, 1] -> [B, L]", "# [B, 1, L] -> [B, L]"),
-        ),
-    ),
+    {"layout": _layouts("T"), "counting": ("zero", "one"), "keepdim": ("no", "yes")},
+    _labels,
 )
+
+
+_WHAT = {"log": ("log-probabilities", "log_softmax"), "prob": ("probabilities", "softmax")}
+
+
+def _probs(s: _Seq, what: str, keep: bool):
+    return lambda o: s.out(o.exp() if what == "prob" else o, keep)
+
+
+def _tokens(p: dict[str, str]) -> Variant:
+    s, keep = _Seq(p["layout"], "input_ids", True), p["keepdim"] == "yes"
+    word, fn = _WHAT[p["what"]]
+    row = s.at("b", "l", ":").replace(", :]", "]")  # logits[b, l] or logits[b, :, l]
+    return Variant(
+        args=("logits", "input_ids"),
+        inputs=s.inputs,
+        to_public=s.to_public,
+        from_public=_probs(s, p["what"], keep),
+        template="`logits` is `{logits_shape}`, `input_ids` is `{ids_shape}`. Return the "
+        "`{out_shape}` {what} `{formula}` (the id at its own position), as in a "
+        "`compute_log_probs` method.",
+        slots=dict(
+            logits_shape=s.logits_shape(),
+            ids_shape=s.ids_shape(),
+            out_shape=s.out_pos("B", "L", ", 1" if keep else ""),
+            formula=("out[b, l] = " if s.seq_first else "")
+            + f"{fn}(logits{row})[input_ids{s.pos('b', 'l')}]",
+        ),
+        words=dict(what=word),
+    )
+
 
 _add(
     "nlp.token_log_probs",
-    Variant(
-        "vocab_first",
-        "logits laid out [B, V, L] (vocabulary in dim 1)",
-        **_VOCAB_FIRST,
-        edits=(
-            (
-                "`logits` is `[B, L, V]`",
-                "`logits` is `[B, V, L]` (vocabulary in dim 1, as `F.cross_entropy` takes it)",
-            ),
-            (
-                "`log_softmax(logits[b, l])[input_ids[b, l]]`",
-                "`log_softmax(logits[b, :, l])[input_ids[b, l]]`",
-            ),
-            ("(the last dim, `V`)", "(dim 1, `V`)"),
-            (
-                "Applied over the last dim, `F.log_softmax` keeps the shape `[B, L, V]`. The index "
-                "must be `[B, L, 1]`: unsqueeze `input_ids` at the end, gather along the last dim, "
-                "and the result is `[B, L, 1]`.",
-                "Applied over dim 1, `F.log_softmax` keeps the shape `[B, V, L]`. The index must be "
-                "`[B, 1, L]`: unsqueeze `input_ids` at dim 1, gather along dim 1, and the result is "
-                "`[B, 1, L]`.",
-            ),
-            (
-                "`F.log_softmax(..., dim=-1)`, then `.gather(-1, index)`, then `.squeeze(-1)` to go "
-                "from `[B, L, 1]` to `[B, L]`",
-                "`F.log_softmax(..., dim=1)`, then `.gather(1, index)`, then `.squeeze(1)` to go "
-                "from `[B, 1, L]` to `[B, L]`",
-            ),
-            (
-                "    log_probs = F.log_softmax(logits, dim=-1)                     # [B, L, V]\n"
-                "    return log_probs.gather(-1, input_ids.unsqueeze(-1)).squeeze(-1)",
-                "    log_probs = F.log_softmax(logits, dim=1)                      # [B, V, L]\n"
-                "    return log_probs.gather(1, input_ids.unsqueeze(1)).squeeze(1)",
-            ),
-        ),
-    ),
+    {"layout": _layouts("V"), "what": ("log", "prob"), "keepdim": ("no", "yes")},
+    _tokens,
 )
+
+
+def _causal(p: dict[str, str]) -> Variant:
+    s, keep = _Seq(p["layout"], "input_ids"), p["keepdim"] == "yes"
+    _word, fn = _WHAT[p["what"]]
+    row = s.at("b", "t", ":").replace(", :]", "]")
+    out = s.pos("b", "t")[:-1] + (", 0]" if keep else "]")
+    slots = dict(
+        logits_shape=s.logits_shape(),
+        ids_shape=s.ids_shape(),
+        ids="input_ids",
+        out_shape=("[L-1, B" if s.seq_first else "[B, L-1") + (", 1]" if keep else "]"),
+        formula=f"out{out} = {fn}(logits{row})[input_ids{s.pos('b', 't+1')}]",
+    )
+    return Variant(
+        args=("logits", "input_ids"),
+        inputs=s.inputs,
+        to_public=s.to_public,
+        from_public=_probs(s, p["what"], keep),
+        template="In a causal language model the logits at position `t` predict token `t + 1`. "
+        "Return the `{out_shape}` tensor `{formula}`.",
+        slots=slots,
+        notes=(_LAYOUT_NOTE,) if s.layout != "BLV" else (),
+    )
+
 
 _add(
     "nlp.causal_lm_log_probs",
-    Variant(
-        "seq_first",
-        "logits [L, B, V] and ids [L, B] (sequence first), out [L-1, B]",
-        inputs=lambda p: {
-            "logits": _like(p["logits"], p["logits"].transpose(0, 1)),
-            "input_ids": p["input_ids"].transpose(0, 1).contiguous(),
-        },
-        to_public=lambda v: {
-            "logits": v["logits"].transpose(0, 1),
-            "input_ids": v["input_ids"].transpose(0, 1),
-        },
-        from_public=lambda out: out.transpose(0, 1).contiguous(),
-        edits=(
-            (
-                "Return the `[B, L-1]` tensor `out[b, t] = log_softmax(logits[b, t])"
-                "[input_ids[b, t+1]]`.",
-                "Here `logits` is `[L, B, V]` and `input_ids` is `[L, B]` (sequence first). Return "
-                "the `[L-1, B]` tensor `out[t, b] = log_softmax(logits[t, b])[input_ids[t+1, b]]`.",
-            ),
-            ("`logits[:, :-1]` and `input_ids[:, 1:]`", "`logits[:-1]` and `input_ids[1:]`"),
-            (
-                "the sliced logits are `[B, 3, V]` and the sliced ids `[B, 3]`",
-                "the sliced logits are `[3, B, V]` and the sliced ids `[3, B]`",
-            ),
-            ("unsqueezed to `[B, 3, 1]`", "unsqueezed to `[3, B, 1]`"),
-            (
-                "    log_probs = F.log_softmax(logits[:, :-1], dim=-1)   # predictions for tokens "
-                "1..L-1\n    targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they "
-                "predict",
-                "    log_probs = F.log_softmax(logits[:-1], dim=-1)      # predictions for tokens "
-                "1..L-1\n    targets = input_ids[1:].unsqueeze(-1)               # the tokens they "
-                "predict",
-            ),
-        ),
-    ),
-    Variant(
-        "vocab_first",
-        "logits laid out [B, V, L] (vocabulary in dim 1)",
-        **_VOCAB_FIRST,
-        edits=(
-            (
-                "`out[b, t] = log_softmax(logits[b, t])[input_ids[b, t+1]]`.",
-                "`out[b, t] = log_softmax(logits[b, :, t])[input_ids[b, t+1]]`, where `logits` "
-                "is `[B, V, L]` (vocabulary in dim 1).",
-            ),
-            (
-                "`logits[:, :-1]` and `input_ids[:, 1:]`",
-                "`logits[:, :, :-1]` and `input_ids[:, 1:]`",
-            ),
-            ("the sliced logits are `[B, 3, V]`", "the sliced logits are `[B, V, 3]`"),
-            (
-                "log-softmax over the vocabulary (`dim=-1`), gather along `dim=-1` with the ids "
-                "unsqueezed to `[B, 3, 1]`, and squeeze that last dim away",
-                "log-softmax over the vocabulary (`dim=1`), gather along `dim=1` with the ids "
-                "unsqueezed to `[B, 1, 3]`, and squeeze dim 1 away",
-            ),
-            (
-                "    log_probs = F.log_softmax(logits[:, :-1], dim=-1)   # predictions for tokens "
-                "1..L-1\n    targets = input_ids[:, 1:].unsqueeze(-1)            # the tokens they "
-                "predict\n    return log_probs.gather(-1, targets).squeeze(-1)",
-                "    log_probs = F.log_softmax(logits[:, :, :-1], dim=1)  # predictions for tokens "
-                "1..L-1\n    targets = input_ids[:, 1:].unsqueeze(1)             # the tokens they "
-                "predict\n    return log_probs.gather(1, targets).squeeze(1)",
-            ),
-        ),
-    ),
+    {"layout": _layouts("V"), "what": ("log", "prob"), "keepdim": ("no", "yes")},
+    _causal,
 )
+
+
+def _nll_positions(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -100):
+    """The loop spec of each position's negative log-likelihood, 0 where it is ignored."""
+    B, L, _V = logits.shape
+    out = torch.zeros(B, L, dtype=logits.dtype)
+    for b in range(B):
+        for l in range(L):
+            if int(labels[b, l]) != ignore_index:
+                out[b, l] = -nlp._log_prob(logits[b, l], int(labels[b, l]))
+    return out
+
+
+_REDUCTIONS = {
+    "mean": ("the scalar mean negative log-likelihood over the other positions", ""),
+    "sum": (
+        "the scalar sum of the negative log-likelihoods over the other positions",
+        ", reduction='sum'",
+    ),
+    "none": (
+        "the `{ids_shape}` negative log-likelihoods, 0 at the ignored positions",
+        ", reduction='none'",
+    ),
+}
+
+
+def _nll(p: dict[str, str]) -> Variant:
+    s, reduction, one = _Seq(p["layout"], "labels"), p["reduction"], p["counting"] == "one"
+    word, arg = _REDUCTIONS[reduction]
+    labels = "labels.where(labels == ignore_index, labels - 1)" if one else "labels"
+    if s.layout == "BVL":
+        reference = f"F.cross_entropy(logits, {labels}, ignore_index=ignore_index{arg})"
+    else:
+        flat = f"({labels}).flatten()" if one else "labels.flatten()"
+        reference = f"F.cross_entropy(logits.flatten(0, 1), {flat}, ignore_index=ignore_index{arg})"
+        reference += ".view(B, L)" if reduction == "none" else ""
+
+    def shifted(inp: Inputs, by: int) -> Inputs:
+        lab = inp["labels"]
+        return {**inp, "labels": lab.where(lab == inp["ignore_index"], lab + by)} if one else inp
+
+    spec = {"mean": None, "sum": lambda *a: _nll_positions(*a).sum(), "none": _nll_positions}
+    return Variant(
+        args=("logits", "labels", "ignore_index"),
+        inputs=lambda pub: s.inputs(shifted(pub, 1)),
+        to_public=lambda v: shifted(s.to_public(v), -1),
+        from_public=lambda o: o,
+        template="`logits` is `{logits_shape}`, `labels` is `{ids_shape}` where some labels "
+        "equal `ignore_index` (padding, default -100). Return {result}, equal to "
+        "`{reference}`, but built with gather.",
+        slots=dict(
+            logits_shape=s.logits_shape(),
+            ids_shape=s.ids_shape(),
+            reference=reference,
+            idx="labels",
+        ),
+        words=dict(result=word),
+        notes=counting_notes(p["counting"]),
+        spec=spec[reduction],
+    )
+
 
 _add(
     "nlp.masked_nll",
-    Variant(
-        "vocab_first",
-        "logits laid out [B, V, L] (vocabulary in dim 1)",
-        **_VOCAB_FIRST,
-        edits=(
-            ("`logits` is `[B, L, V]`", "`logits` is `[B, V, L]` (vocabulary in dim 1)"),
-            (
-                "`F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=ignore_index)`",
-                "`F.cross_entropy(logits, labels, ignore_index=ignore_index)`",
-            ),
-            ("unsqueezed to `[B, L, 1]`", "unsqueezed to `[B, 1, L]`"),
-            (
-                "    log_probs = F.log_softmax(logits, dim=-1)\n"
-                "    nll = -log_probs.gather(-1, safe.unsqueeze(-1)).squeeze(-1)",
-                "    log_probs = F.log_softmax(logits, dim=1)\n"
-                "    nll = -log_probs.gather(1, safe.unsqueeze(1)).squeeze(1)",
-            ),
-        ),
-    ),
+    {"layout": ("BLV", "BVL"), "counting": ("zero", "one"), "reduction": ("mean", "sum", "none")},
+    _nll,
 )
 
 
 # -- vision -------------------------------------------------------------------------------------
+_CHANNELS_LAST = (0, 2, 3, 1)
+
+
+def _pixels(p: dict[str, str]) -> Variant:
+    xy, last, bpc = p["point"] == "xy", p["channels"] == "last", p["out"] == "BPC"
+
+    def inputs(pub: Inputs) -> Inputs:
+        v = permuted(pub, "features", _CHANNELS_LAST) if last else dict(pub)
+        return {**v, "coords": v["coords"].flip(-1)} if xy else v
+
+    def to_public(v: Inputs) -> Inputs:
+        pub = unpermuted(v, "features", _CHANNELS_LAST) if last else dict(v)
+        return {**pub, "coords": pub["coords"].flip(-1)} if xy else pub
+
+    feat = "features[b, y, x, c]" if last else "features[b, c, y, x]"
+    return Variant(
+        args=("features", "coords"),
+        inputs=inputs,
+        to_public=to_public,
+        from_public=(lambda o: o.transpose(1, 2).contiguous()) if bpc else (lambda o: o),
+        template="`features` is `{feat_shape}`, `coords` is `[B, P, 2]` holding `{point}` "
+        "points. Return the `{out_shape}` tensor `{formula}` where `{point} = coords[b, p]`: "
+        "every channel at every point.",
+        slots=dict(
+            feat_shape="[B, H, W, C]" if last else "[B, C, H, W]",
+            point="(x, y)" if xy else "(y, x)",
+            out_shape="[B, P, C]" if bpc else "[B, C, P]",
+            formula=f"out[b, {'p, c' if bpc else 'c, p'}] = {feat}",
+        ),
+    )
+
+
 _add(
     "vision.gather_pixels",
-    Variant(
-        "xy",
-        "coordinates given as (x, y)",
-        inputs=lambda p: _with(p, coords=p["coords"].flip(-1)),
-        to_public=lambda v: _with(v, coords=v["coords"].flip(-1)),
-        edits=(
-            ("holding `(y, x)` points", "holding `(x, y)` points"),
-            ("where `(y, x) = coords[b, p]`", "where `(x, y) = coords[b, p]`"),
-            (
-                "In a row-major `[H, W]` grid, point `(y, x)`",
-                "In a row-major `[H, W]` grid, point `(y, x)` (stored as `(x, y)` in `coords`)",
-            ),
-            ("coords[..., 0] * W + coords[..., 1]", "coords[..., 1] * W + coords[..., 0]"),
-        ),
-    ),
-    Variant(
-        "channels_last",
-        "features laid out [B, H, W, C] (channels last)",
-        inputs=lambda p: _with(p, features=_like(p["features"], p["features"].permute(0, 2, 3, 1))),
-        to_public=lambda v: _with(v, features=v["features"].permute(0, 3, 1, 2)),
-        edits=(
-            ("`features` is `[B, C, H, W]`", "`features` is `[B, H, W, C]` (channels last)"),
-            ("`out[b, c, p] = features[b, c, y, x]`", "`out[b, c, p] = features[b, y, x, c]`"),
-            ("Flatten `H` and `W` into one dim", "Flatten `H` and `W` (dims 1 and 2) into one dim"),
-            (
-                "The index must be `[B, C, P]`: the same point for every channel, so add a channel "
-                "dim and expand it to `C`.",
-                "The index must be `[B, P, C]`: the same point for every channel, so add a channel "
-                "dim at the end and expand it to `C`.",
-            ),
-            (
-                "`features.flatten(2)` is `[B, C, H*W]`; the linear positions, unsqueezed at dim 1 "
-                "and expanded with `expand(-1, C, -1)`, are `[B, C, P]`; gather along dim 2 gives "
-                "`[B, C, P]`.",
-                "`features.flatten(1, 2)` is `[B, H*W, C]`; the linear positions, unsqueezed at the "
-                "end and expanded with `expand(-1, -1, C)`, are `[B, P, C]`; gather along dim 1 "
-                "gives `[B, P, C]`, and swapping dims 1 and 2 gives `[B, C, P]`.",
-            ),
-            ("    B, C, H, W = features.shape", "    B, H, W, C = features.shape"),
-            (
-                "    index = lin.unsqueeze(1).expand(-1, C, -1)             # [B, C, P]: same point, "
-                "every channel\n    return features.flatten(2).gather(2, index)            "
-                "# [B, C, H*W] -> [B, C, P]",
-                "    index = lin.unsqueeze(-1).expand(-1, -1, C)            # [B, P, C]: same point, "
-                "every channel\n    return features.flatten(1, 2).gather(1, index).transpose(1, 2)"
-                "  # -> [B, C, P]",
-            ),
-        ),
-    ),
+    {"point": ("yx", "xy"), "channels": ("first", "last"), "out": ("BCP", "BPC")},
+    _pixels,
 )
+
+_HEADS = {"BHLD": (0, 1, 2, 3), "BLHD": (0, 2, 1, 3), "BLDH": (0, 2, 3, 1)}
+
+
+def _heads(p: dict[str, str]) -> Variant:
+    order, c = _HEADS[p["layout"]], p["counting"]
+    to_v, to_pub = COUNTING[c]
+    h = counted(c, "heads[b, l]", "H")
+    at = {"BHLD": f"x[b, {h}, l]", "BLHD": f"x[b, l, {h}]", "BLDH": f"x[b, l, :, {h}]"}
+
+    def to_public(v: Inputs) -> Inputs:
+        pub = unpermuted(v, "x", order)
+        return {**pub, "heads": to_pub(pub["heads"], pub["x"].shape[1])}
+
+    return Variant(
+        args=("x", "heads"),
+        inputs=lambda pub: permuted(
+            {**pub, "heads": to_v(pub["heads"], pub["x"].shape[1])}, "x", order
+        ),
+        to_public=to_public,
+        from_public=lambda o: o,
+        template="`x` is `{x_shape}` (per-head outputs), `heads` is `[B, L]` (which head to keep "
+        "at each position). Return `[B, L, Dh]` with `{formula}`.",
+        slots=dict(
+            x_shape=shape(("B", "H", "L", "Dh"), order),
+            idx="heads",
+            formula=f"out[b, l] = {at[p['layout']]}",
+        ),
+        notes=counting_notes(c),
+    )
+
 
 _add(
     "vision.select_heads",
-    Variant(
-        "positions_first",
-        "x laid out [B, L, H, Dh] (positions before heads)",
-        inputs=lambda p: _with(p, x=_like(p["x"], p["x"].transpose(1, 2))),
-        to_public=lambda v: _with(v, x=v["x"].transpose(1, 2)),
-        edits=(
-            (
-                "`x` is `[B, H, L, Dh]` (per-head outputs)",
-                "`x` is `[B, L, H, Dh]` (per-head outputs, positions before heads)",
-            ),
-            ("`out[b, l] = x[b, heads[b, l], l]`", "`out[b, l] = x[b, l, heads[b, l]]`"),
-            ("The head is chosen along dim 1;", "The head is chosen along dim 2;"),
-            (
-                "Make the index `[B, 1, L, Dh]`: give `heads` (`[B, L]`) a size-1 head dim and a "
-                "feature dim, expand the feature dim to `Dh`, gather along dim 1,",
-                "Make the index `[B, L, 1, Dh]`: give `heads` (`[B, L]`) a size-1 head dim after "
-                "`L` and a feature dim, expand the feature dim to `Dh`, gather along dim 2,",
-            ),
-            (
-                "The gather gives `[B, 1, L, Dh]`, and `squeeze(1)` makes it `[B, L, Dh]`.",
-                "The gather gives `[B, L, 1, Dh]`, and `squeeze(2)` makes it `[B, L, Dh]`.",
-            ),
-            (
-                "`t[:, None, :, None]` is `[5, 1, 7, 1]`, and `.expand(-1, 1, -1, 3)` makes it "
-                "`[5, 1, 7, 3]`",
-                "`t[:, :, None, None]` is `[5, 7, 1, 1]`, and `.expand(-1, -1, 1, 3)` makes it "
-                "`[5, 7, 1, 3]`",
-            ),
-            (
-                "    B, H, L, Dh = x.shape\n    index = heads[:, None, :, None].expand(B, 1, L, Dh)"
-                "    # [B, 1, L, Dh]\n    return x.gather(1, index).squeeze(1)                    "
-                "# [B, 1, L, Dh] -> [B, L, Dh]",
-                "    B, L, H, Dh = x.shape\n    index = heads[:, :, None, None].expand(B, L, 1, Dh)"
-                "    # [B, L, 1, Dh]\n    return x.gather(2, index).squeeze(2)                    "
-                "# [B, L, 1, Dh] -> [B, L, Dh]",
-            ),
-        ),
-    ),
-    Variant(
-        "heads_last",
-        "x laid out [B, L, Dh, H] (heads last)",
-        inputs=lambda p: _with(p, x=_like(p["x"], p["x"].permute(0, 2, 3, 1))),
-        to_public=lambda v: _with(v, x=v["x"].permute(0, 3, 1, 2)),
-        edits=(
-            (
-                "`x` is `[B, H, L, Dh]` (per-head outputs)",
-                "`x` is `[B, L, Dh, H]` (per-head outputs, heads last)",
-            ),
-            ("`out[b, l] = x[b, heads[b, l], l]`", "`out[b, l] = x[b, l, :, heads[b, l]]`"),
-            ("The head is chosen along dim 1;", "The head is chosen along the last dim;"),
-            (
-                "Make the index `[B, 1, L, Dh]`: give `heads` (`[B, L]`) a size-1 head dim and a "
-                "feature dim, expand the feature dim to `Dh`, gather along dim 1,",
-                "Make the index `[B, L, Dh, 1]`: give `heads` (`[B, L]`) a feature dim and a size-1 "
-                "head dim at the end, expand the feature dim to `Dh`, gather along dim 3,",
-            ),
-            (
-                "The gather gives `[B, 1, L, Dh]`, and `squeeze(1)` makes it `[B, L, Dh]`.",
-                "The gather gives `[B, L, Dh, 1]`, and `squeeze(3)` makes it `[B, L, Dh]`.",
-            ),
-            (
-                "`t[:, None, :, None]` is `[5, 1, 7, 1]`, and `.expand(-1, 1, -1, 3)` makes it "
-                "`[5, 1, 7, 3]`",
-                "`t[:, :, None, None]` is `[5, 7, 1, 1]`, and `.expand(-1, -1, 3, 1)` makes it "
-                "`[5, 7, 3, 1]`",
-            ),
-            (
-                "    B, H, L, Dh = x.shape\n    index = heads[:, None, :, None].expand(B, 1, L, Dh)"
-                "    # [B, 1, L, Dh]\n    return x.gather(1, index).squeeze(1)                    "
-                "# [B, 1, L, Dh] -> [B, L, Dh]",
-                "    B, L, Dh, H = x.shape\n    index = heads[:, :, None, None].expand(B, L, Dh, 1)"
-                "    # [B, L, Dh, 1]\n    return x.gather(3, index).squeeze(3)                    "
-                "# [B, L, Dh, 1] -> [B, L, Dh]",
-            ),
-        ),
-    ),
+    {"layout": tuple(_HEADS), "counting": ("zero", "one", "end")},
+    _heads,
 )
 
 
-# -- topk -----------------------------------------------------------------------------------------
+# -- topk ---------------------------------------------------------------------------------------
+def _select_in_place(patches: torch.Tensor, scores: torch.Tensor, k: int) -> torch.Tensor:
+    """The loop spec of the k best patches, kept in the order they have in ``patches``."""
+    B, N, D = patches.shape
+    out = torch.empty(B, k, D, dtype=patches.dtype)
+    for b in range(B):
+        for j, n in enumerate(sorted(topk._ranked(scores[b])[:k])):
+            out[b, j] = patches[b, n]
+    return out
+
+
+_FIRST = (1, 0, 2)  # [B, N, D] <-> [N, B, D]
+
+
+def _select(p: dict[str, str]) -> Variant:
+    low, in_place, nbd = p["keep"] == "lowest", p["order"] == "position", p["layout"] == "NBD"
+
+    def to_public(v: Inputs) -> Inputs:
+        pub = unpermuted(v, "patches", _FIRST) if nbd else dict(v)
+        return {**pub, "scores": -pub["scores"]} if low else pub
+
+    end = "lowest" if low else "highest"
+    return Variant(
+        args=("patches", "scores", "k"),
+        inputs=(lambda pub: permuted(pub, "patches", _FIRST)) if nbd else (lambda pub: pub),
+        to_public=to_public,
+        from_public=(lambda o: o.permute(_FIRST).contiguous()) if nbd else (lambda o: o),
+        template="`patches` is `{p_shape}`, `scores` is `[B, N]`. Return `{out_shape}`: for each "
+        "sample the `k` patches with the {end} scores, {order}, each with all of its `D` "
+        "features.",
+        slots=dict(
+            p_shape="[N, B, D]" if nbd else "[B, N, D]",
+            out_shape="[k, B, D]" if nbd else "[B, k, D]",
+        ),
+        words=dict(
+            end=end, order="in the order they have in `patches`" if in_place else f"{end} first"
+        ),
+        title="Keep the k lowest-scoring patches" if low else "",
+        spec=_select_in_place if in_place else None,
+    )
+
+
 _add(
     "topk.select_patches",
-    Variant(
-        "lowest",
-        "keep the k lowest-scoring patches, lowest first",
-        inputs=lambda p: p,
-        to_public=lambda v: _with(v, scores=-v["scores"]),
-        edits=(
-            ("Keep the k best patches", "Keep the k lowest-scoring patches"),
-            (
-                "the `k` patches with the highest scores, highest first",
-                "the `k` patches with the lowest scores, lowest first",
-            ),
-            (
-                "the `[B, k]` indices of the best patches with `torch.topk` along dim 1 "
-                "(highest first)",
-                "the `[B, k]` indices of the lowest-scoring patches with `torch.topk` along dim 1 "
-                "and `largest=False` (lowest first)",
-            ),
-            (
-                "give the indices `[[1, 2]]`, so the answer is patches 1 then 2",
-                "give the lowest-scoring indices `[[0, 2]]`, so the answer is patches 0 then 2",
-            ),
-            (
-                "    idx = torch.topk(scores, k, dim=1).indices               # [B, k], highest first",
-                "    idx = torch.topk(scores, k, dim=1, largest=False).indices   # [B, k], lowest "
-                "first",
-            ),
-        ),
-    ),
+    {"keep": ("highest", "lowest"), "order": ("rank", "position"), "layout": ("BND", "NBD")},
+    _select,
 )
+
+
+def _back(p: dict[str, str]) -> Variant:
+    minus, c, kbd = p["fill"] == "minus_one", p["counting"], p["layout"] == "KBD"
+    to_v, to_pub = COUNTING[c]
+
+    def inputs(pub: Inputs) -> Inputs:
+        v = {**pub, "indices": to_v(pub["indices"], 0)}
+        if kbd:
+            v = {**permuted(v, "selected", _FIRST), "indices": v["indices"].T.contiguous()}
+        return v
+
+    def to_public(v: Inputs) -> Inputs:
+        pub = {**unpermuted(v, "selected", _FIRST), "indices": v["indices"].T} if kbd else dict(v)
+        pub["indices"] = to_pub(pub["indices"], 0)
+        return {**pub, "selected": pub["selected"] + 1} if minus else pub
+
+    def from_public(out: torch.Tensor) -> torch.Tensor:
+        out = out - 1 if minus else out
+        return out.permute(_FIRST).contiguous() if kbd else out
+
+    return Variant(
+        args=("selected", "indices", "n"),
+        inputs=inputs,
+        to_public=to_public,
+        from_public=from_public,
+        template="`selected` is `{sel_shape}`, taken from positions `indices` (`{idx_shape}`, "
+        "{distinct}) of a `{out_shape}` sequence. Return the `{out_shape}` tensor with each "
+        "selected row back at its index and {fill} elsewhere (dtype of `selected`).",
+        slots=dict(
+            sel_shape="[K, B, D]" if kbd else "[B, K, D]",
+            idx="indices",
+            idx_shape="[K, B]" if kbd else "[B, K]",
+            out_shape="[n, B, D]" if kbd else "[B, n, D]",
+        ),
+        words=dict(
+            distinct="distinct in each column" if kbd else "distinct in each row",
+            fill="-1" if minus else "zeros",
+        ),
+        notes=counting_notes(c),
+    )
+
 
 _add(
     "topk.scatter_back",
-    Variant(
-        "minus_one",
-        "-1 (not 0) at the positions nothing is put back to",
-        inputs=lambda p: p,
-        to_public=lambda v: _with(v, selected=v["selected"] + 1),
-        from_public=lambda out: out - 1,
-        edits=(
-            (
-                "and zeros elsewhere (dtype of `selected`)",
-                "and -1 everywhere else (dtype of `selected`)",
-            ),
-            ("Start from zeros of shape `[B, n, D]`", "Start from a `[B, n, D]` tensor full of -1"),
-            (
-                "The method `new_zeros` makes zeros with a tensor's dtype and device",
-                "The method `new_full` makes a tensor full of one value (here -1) with a tensor's "
-                "dtype and device",
-            ),
-            (
-                "`torch.zeros(4).scatter(0, torch.tensor([2, 0]), torch.tensor([7., 8.]))` is "
-                "`[8, 0, 7, 0]`",
-                "`torch.full((4,), -1.0).scatter(0, torch.tensor([2, 0]), torch.tensor([7., 8.]))` "
-                "is `[8, -1, 7, -1]`",
-            ),
-            (
-                "    out = selected.new_zeros(B, n, D)                       # same dtype and device",
-                "    out = selected.new_full((B, n, D), -1.0)                # same dtype and "
-                "device",
-            ),
-        ),
-    ),
+    {"fill": ("zero", "minus_one"), "counting": ("zero", "one"), "layout": ("BKD", "KBD")},
+    _back,
 )
 
 
-# -- mae: keep the largest noise instead of the smallest ----------------------------------------
+# -- mae ----------------------------------------------------------------------------------------
+_MEANING = {
+    ("removed", "float"): "0 = kept and 1 = removed",
+    ("kept", "float"): "1 = kept and 0 = removed",
+    ("removed", "bool"): "`False` = kept and `True` = removed",
+    ("kept", "bool"): "`True` = kept and `False` = removed",
+}
+
+
+def _masking(p: dict[str, str]) -> Variant:
+    large, kept, boolean = p["keep"] == "largest", p["mask"] == "kept", p["dtype"] == "bool"
+
+    def from_public(out: Any) -> Any:
+        x_masked, mask, ids_restore = out
+        mask = 1 - mask if kept else mask
+        return x_masked, (mask.bool() if boolean else mask), ids_restore
+
+    return Variant(
+        args=("x", "mask_ratio", "noise"),
+        inputs=lambda pub: pub,
+        to_public=(lambda v: {**v, "noise": -v["noise"]}) if large else (lambda v: v),
+        from_public=from_public,
+        template="Write MAE's `random_masking` with the given `noise` (`[N, L]`) instead of "
+        "fresh random numbers: keep the `len_keep = int(L * (1 - mask_ratio))` positions with "
+        "the {end} noise, in order of {direction} noise. Return `(x_masked, mask, "
+        "ids_restore)`: `x_masked` `[N, len_keep, D]`, a {kind} `mask` `[N, L]` with "
+        "{meaning} in the original order, and `ids_restore` `[N, L]`.",
+        words=dict(
+            end="largest" if large else "smallest",
+            direction="decreasing" if large else "increasing",
+            kind="boolean" if boolean else "float",
+            meaning=_MEANING[p["mask"], p["dtype"]],
+        ),
+        dtypes={"mask": (torch.bool,)} if boolean else None,
+    )
+
+
 _add(
     "mae.random_masking",
-    Variant(
-        "keep_largest",
-        "keep the positions with the largest noise",
-        inputs=lambda p: p,
-        to_public=lambda v: _with(v, noise=-v["noise"]),
-        edits=(
-            (
-                "positions with the smallest noise, in order of increasing noise",
-                "positions with the largest noise, in order of decreasing noise",
-            ),
-            (
-                "(`torch.argsort` along dim 1, smallest noise first)",
-                "(`torch.argsort` along dim 1 with `descending=True`, largest noise first)",
-            ),
-            (
-                "    ids_shuffle = torch.argsort(noise, dim=1)          # ascend: small is keep",
-                "    ids_shuffle = torch.argsort(noise, dim=1, descending=True)   # large is keep",
-            ),
-        ),
-    ),
+    {"keep": ("smallest", "largest"), "mask": ("removed", "kept"), "dtype": ("float", "bool")},
+    _masking,
 )
 
+
+def _restore(p: dict[str, str]) -> Variant:
+    last, lnd, shuffle = p["kept"] == "last", p["layout"] == "LND", p["given"] == "shuffle"
+    ids = "ids_shuffle" if shuffle else "ids_restore"
+
+    def inputs(pub: Inputs) -> Inputs:
+        v = dict(pub)
+        order = v.pop("ids_restore")
+        order = torch.argsort(order, dim=1) if shuffle else order  # its inverse permutation
+        if lnd:
+            v, order = permuted(v, "x_visible", _FIRST), order.T.contiguous()
+        return {**v, ids: order}
+
+    def to_public(v: Inputs) -> Inputs:
+        pub = dict(v)
+        order = pub.pop(ids)
+        if lnd:
+            pub, order = unpermuted(pub, "x_visible", _FIRST), order.T
+        order = torch.argsort(order, dim=1) if shuffle else order
+        if last:
+            order = (order + pub["x_visible"].shape[1]) % order.shape[1]
+        return {**pub, "ids_restore": order}
+
+    return Variant(
+        args=("x_visible", "mask_token", ids),
+        inputs=inputs,
+        to_public=to_public,
+        from_public=(lambda o: o.permute(_FIRST).contiguous()) if lnd else (lambda o: o),
+        template="As in MAE's decoder: `x_visible` is `{vis_shape}` ({kept}), `mask_token` is "
+        "`[D]`, `{ids}` is `{ids_shape}`. Return `{out_shape}` in the original order, with "
+        "`mask_token` at every removed position.",
+        slots=dict(
+            vis_shape="[len_keep, N, D]" if lnd else "[N, len_keep, D]",
+            ids=ids,
+            ids_shape="[L, N]" if lnd else "[N, L]",
+            out_shape="[L, N, D]" if lnd else "[N, L, D]",
+        ),
+        words=dict(
+            kept="the kept tokens: the last `len_keep` of the shuffled order"
+            if last
+            else "the kept tokens, in shuffled order"
+        ),
+        notes=(_SHUFFLE_NOTE,) if shuffle else (),
+    )
+
+
+_SHUFFLE_NOTE = (
+    "`{ids}` is the shuffle itself (`ids_shuffle[n, j]` is the original position of the "
+    "`j`-th token of the shuffled order), not its inverse `ids_restore`."
+)
 _add(
     "mae.restore_sequence",
-    Variant(
-        "kept_last",
-        "the kept tokens are the last len_keep of the shuffled order",
-        inputs=lambda p: p,
-        to_public=lambda v: _with(
-            v, ids_restore=(v["ids_restore"] + v["x_visible"].shape[1]) % v["ids_restore"].shape[1]
-        ),
-        edits=(
-            (
-                "(the kept tokens, in shuffled order)",
-                "(the kept tokens: the last `len_keep` of the shuffled order)",
-            ),
-            (
-                "First append `L - len_keep` copies of `mask_token` after the visible tokens",
-                "First put `L - len_keep` copies of `mask_token` before the visible tokens",
-            ),
-            (
-                "the shuffled sequence is `[a, b, m]`; with `ids_restore = [2, 0, 1]` the gather "
-                "reads positions 2, 0, 1 and gives `[m, a, b]`",
-                "the shuffled sequence is `[m, a, b]`; with `ids_restore = [2, 0, 1]` the gather "
-                "reads positions 2, 0, 1 and gives `[b, m, a]`",
-            ),
-            (
-                "    full = torch.cat([x_visible, mask_tokens], dim=1)        # shuffled order",
-                "    full = torch.cat([mask_tokens, x_visible], dim=1)        # shuffled order",
-            ),
-        ),
-    ),
+    {"kept": ("first", "last"), "layout": ("NLD", "LND"), "given": ("restore", "shuffle")},
+    _restore,
 )

@@ -43,8 +43,7 @@ def _formula_pick(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
 question(
     "basics.pick_per_row",
     title="One pick per row",
-    task="`x` is `[R, C]` and `cols` is `[R, K]`. Return the `[R, K]` tensor with "
-    "`out[r, k] = x[r, cols[r, k]]`, without a Python loop.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_pick,
     make=_make_pick,
     sizes=(

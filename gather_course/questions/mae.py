@@ -92,11 +92,7 @@ def _formula_masking(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
 question(
     "mae.random_masking",
     title="MAE random masking",
-    task="Write MAE's `random_masking` with the given `noise` (`[N, L]`) instead of fresh "
-    "random numbers: keep the `len_keep = int(L * (1 - mask_ratio))` positions with the "
-    "smallest noise, in order of increasing noise. Return `(x_masked, mask, ids_restore)`: "
-    "`x_masked` `[N, len_keep, D]`, a float `mask` `[N, L]` with 0 = kept and 1 = "
-    "removed in the original order, and `ids_restore` `[N, L]`.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_masking,
     make=_make_masking,
     sizes=(
@@ -192,9 +188,7 @@ def _formula_restore(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
 question(
     "mae.restore_sequence",
     title="Restore the full sequence",
-    task="As in MAE's decoder: `x_visible` is `[N, len_keep, D]` (the kept tokens, in "
-    "shuffled order), `mask_token` is `[D]`, `ids_restore` is `[N, L]`. Return `[N, L, "
-    "D]` in the original order, with `mask_token` at every removed position.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_restore,
     make=_make_restore,
     sizes=(

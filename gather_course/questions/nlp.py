@@ -84,9 +84,7 @@ def _formula_labels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "nlp.label_scores",
     title="Scores of the gold labels",
-    task="`logits` is `[B, L, T]` (a score per tag at each position), `labels` is "
-    "`[B, L]` (the gold tag of each position). Return the `[B, L]` scores of the gold "
-    "tags: `out[b, l] = logits[b, l, labels[b, l]]`.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_labels,
     make=partial(_make, ids_as="labels"),
     sizes=_SIZES[:1]
@@ -140,9 +138,7 @@ def _formula_tokens(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "nlp.token_log_probs",
     title="Log-probability of each token",
-    task="`logits` is `[B, L, V]`, `input_ids` is `[B, L]`. Return the `[B, L]` "
-    "log-probabilities `log_softmax(logits[b, l])[input_ids[b, l]]` (the id at its own "
-    "position), as in a `compute_log_probs` method.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_tokens,
     make=partial(_make, ids_as="input_ids"),
     sizes=_SIZES,
@@ -197,8 +193,7 @@ def _formula_causal(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "nlp.causal_lm_log_probs",
     title="Causal LM: score the next token",
-    task="In a causal language model the logits at position `t` predict token `t + 1`. "
-    "Return the `[B, L-1]` tensor `out[b, t] = log_softmax(logits[b, t])[input_ids[b, t+1]]`.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_causal,
     make=partial(_make, ids_as="input_ids"),
     sizes=(
@@ -270,10 +265,7 @@ def _formula_nll(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
 MASKED_NLL = Question(
     "nlp.masked_nll",
     title="Masked negative log-likelihood",
-    task="`logits` is `[B, L, V]`, `labels` is `[B, L]` where some labels equal "
-    "`ignore_index` (padding, default -100). Return the scalar mean negative "
-    "log-likelihood over the other positions, equal to `F.cross_entropy(logits.flatten(0, 1), "
-    "labels.flatten(), ignore_index=ignore_index)`, but built with gather.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_nll,
     make=_make_nll,
     sizes=(

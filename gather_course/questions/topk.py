@@ -57,9 +57,7 @@ def _formula_select(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "topk.select_patches",
     title="Keep the k best patches",
-    task="`patches` is `[B, N, D]`, `scores` is `[B, N]`. Return `[B, k, D]`: for each "
-    "sample the `k` patches with the highest scores, highest first, each with all of "
-    "its `D` features.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_select,
     make=_make_select,
     sizes=(
@@ -137,9 +135,7 @@ def _formula_back(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
 question(
     "topk.scatter_back",
     title="Put selected patches back",
-    task="`selected` is `[B, K, D]`, taken from positions `indices` (`[B, K]`, distinct in "
-    "each row) of a `[B, n, D]` sequence. Return the `[B, n, D]` tensor with each "
-    "selected row back at its index and zeros elsewhere (dtype of `selected`).",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_back,
     make=_make_back,
     sizes=(

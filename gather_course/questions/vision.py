@@ -65,9 +65,7 @@ def _formula_pixels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "vision.gather_pixels",
     title="Read points out of a feature map",
-    task="`features` is `[B, C, H, W]`, `coords` is `[B, P, 2]` holding `(y, x)` points. "
-    "Return the `[B, C, P]` tensor `out[b, c, p] = features[b, c, y, x]` where "
-    "`(y, x) = coords[b, p]`: every channel at every point.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_pixels,
     make=_make_pixels,
     sizes=(
@@ -139,8 +137,7 @@ def _formula_heads(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str
 question(
     "vision.select_heads",
     title="Pick one attention head per position",
-    task="`x` is `[B, H, L, Dh]` (per-head outputs), `heads` is `[B, L]` (which head to "
-    "keep at each position). Return `[B, L, Dh]` with `out[b, l] = x[b, heads[b, l], l]`.",
+    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_heads,
     make=_make_heads,
     sizes=(
