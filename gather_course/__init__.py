@@ -16,7 +16,7 @@ from ._errors import GatherCourseError
 from .device import default_device
 from .diagnose import diagnose
 from .explain import explain
-from .questions import CheckResult, Tier, exercise, exercise_ids
+from .questions import CheckResult, Tier, exercise, exercise_ids, my_class
 from .reference import gather_reference
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "exercise_ids",
     "explain",
     "gather_reference",
+    "my_class",
 ]
 
 __version__ = "0.1.0"

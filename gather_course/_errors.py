@@ -11,3 +11,7 @@ class GatherCourseError(ValueError):
     The message always says what was expected and what was given.
     It subclasses ``ValueError`` so ``except ValueError`` also catches it.
     """
+
+    def _render_traceback_(self) -> list[str]:
+        """In Jupyter, the message alone: the course's own frames would only hide it."""
+        return [f"\x1b[1;31mGatherCourseError\x1b[0m: {self}"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +16,12 @@ import pytest
 from gather_course import GatherCourseError, exercise
 from gather_course.course._course import assignments, course_root
 from gather_course.course._execute import execute_notebook
-from gather_course.grading._classes import release_class
+from gather_course.grading._classes import own_variants, read_roster, release_class
 from gather_course.grading._classjob import referee_student
 from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import Worker
 from gather_course.grading._similar import normalise, similar
-from gather_course.grading._submission import graded_cells
+from gather_course.grading._submission import NotGraded, graded_cells
 from tests.helpers import ROOT, cli
 from tests.variant_solutions import solution_code
 
@@ -35,11 +37,14 @@ def _digest(folder: Path) -> dict[str, str]:
     }
 
 
+ROSTER = ["ada_37q", "bob_37q", "cyd_37q", "dee_37q", "eve_37q", "fay_37q"]  # ids seen nowhere else
+
+
 @pytest.fixture(scope="module")
 def klass(tmp_path_factory):
     before = _digest(ROOT / "solutions") | _digest(ROOT / "exercises")
     target = tmp_path_factory.mktemp("class") / "course"
-    info = release_class(course_root(ROOT), SEED, target, execute=False)
+    info = release_class(course_root(ROOT), SEED, target, ROSTER, execute=False)
     assert _digest(ROOT / "solutions") | _digest(ROOT / "exercises") == before
     return target, info
 
@@ -53,27 +58,58 @@ def _fill(nb, answers: dict[str, str]):
     return nb
 
 
-def test_every_question_with_variants_gets_one_and_the_notebooks_say_which(klass):
+def _released(target: Path, assignment: str):
+    return nbformat.read(target / "exercises" / assignment / f"{assignment}.ipynb", 4)
+
+
+def _answers(nb, variants: dict[str, str]) -> dict[str, str]:
+    """A student's right answers: their own variant's, or the public solution."""
+    found = {}
+    for _gid, qid, _ in graded_cells(nb):
+        q = exercise(qid.partition(":")[0], variants.get(qid.partition(":")[0], "public"))
+        found[q.name] = IMPORTS + (solution_code(q.qid, q.params) if q.family else q.solution_code)
+    return found
+
+
+def test_one_notebook_for_the_class_and_a_variant_for_each_student(klass):
     target, info = klass
+    assert info["roster"] == ROSTER and info["preview"] == "ada_37q"
     assert set(info["variants"]) == set(assignments(ROOT))
-    for assignment, chosen in info["variants"].items():
-        student = nbformat.read(target / "exercises" / assignment / f"{assignment}.ipynb", 4)
+    for assignment, table in info["variants"].items():
+        assert set(table) == set(ROSTER)
+        student = _released(target, assignment)
         text = "\n".join(c.source for c in student.cells)
+        # the notebook opens the class without its seed or its ids
+        assert info["key"] in text and str(SEED) not in text.replace(info["key"], "")
+        assert not any(name in text for name in ROSTER)
+        for _gid, qid, _ in graded_cells(student):
+            qid = qid.partition(":")[0]
+            public = exercise(qid)
+            if not public.family:
+                assert all(table[s][qid] == "public" for s in ROSTER)
+                continue
+            assert f'mine.exercise("{qid}").check(' in text and f'\nmine.exercise("{qid}")' in text
+            assert public.task not in text  # the task is each student's, shown at run time
+            for s in ROSTER:  # no one's answer is given away
+                answer = solution_code(qid, exercise(qid, table[s][qid]).params)
+                for line in answer.splitlines():
+                    if "gather(" in line or "scatter(" in line:
+                        assert line.strip() not in text, line
+        sets = {json.dumps(table[s], sort_keys=True) for s in ROSTER}
+        assert len(sets) >= 5, assignment  # six students, (almost) six sets of variants
+
+
+def test_the_sources_hold_the_preview_students_answers(klass):
+    target, info = klass
+    for assignment, table in info["variants"].items():
         source = nbformat.read(target / "solutions" / assignment / f"{assignment}.ipynb", 4)
-        source_text = "\n".join(c.source for c in source.cells)
-        for qid, name in chosen.items():
+        text = "\n".join(c.source for c in source.cells)
+        for qid, name in table["ada_37q"].items():
             q = exercise(qid, name)
-            assert (name != "public") == bool(exercise(qid).family)
-            assert q.task in text and q.signature in text
-            if name != "public":
-                assert f'exercise("{qid}", "{name}")' in text
-                assert q.task != exercise(qid).task
             answer = solution_code(qid, q.params) if q.family else q.solution_code
-            for line in answer.splitlines():  # no answer line is given away
-                if "gather(" in line or "return " in line:
-                    assert line.strip() not in text, line
-                    assert line.strip() in source_text, line  # the instructor's sources have it
-        assert student.metadata["gather_course"]["variants"] == chosen
+            for line in answer.splitlines()[1:]:
+                assert line.strip() in text, (qid, line)
+            assert f"def {exercise(qid).signature}:" in text  # one signature for everyone
 
 
 @pytest.fixture(scope="module")
@@ -84,39 +120,47 @@ def referee():
 
 
 @pytest.mark.parametrize("assignment", assignments(ROOT))
-def test_the_class_solutions_pass_and_the_public_ones_lose_every_variant(
+def test_own_answers_pass_and_a_classmates_or_the_public_ones_lose_every_varied_question(
     klass, referee, assignment, tmp_path
 ):
+    """Each student's own answers get full marks; a classmate's, handed in as theirs, lose
+    every question whose variants differ; the public solution loses every varied question;
+    an id not on the roster is not graded, with the reason."""
     target, info = klass
     name = f"{assignment}.ipynb"
-    released = {name: nbformat.read(target / "exercises" / assignment / name, 4)}
-    source = nbformat.read(target / "solutions" / assignment / name, 4)
-    class_answers = {
-        c.metadata["nbgrader"]["grade_id"]: c.source
-        for c in source.cells
-        if c.metadata.get("nbgrader", {}).get("solution")
-    }
-    public_answers = {
-        exercise(qid.partition(":")[0]).name: IMPORTS
-        + exercise(qid.partition(":")[0]).solution_code
-        for _gid, qid, _ in graded_cells(released[name])
-    }
-    for who, answers in (("class", class_answers), ("public", public_answers)):
-        folder = tmp_path / who
-        folder.mkdir()
+    released = {name: _released(target, assignment)}
+    own = own_variants(target, released)
+    table = info["variants"][assignment]
+    cases = [
+        ("bob_37q", "bob_37q"),
+        ("cyd_37q", "bob_37q"),
+        ("dee_37q", "public"),
+        ("eve_37q", "fay_37q"),
+    ]
+    for who, whose in cases:
+        folder = tmp_path / who / assignment
+        folder.mkdir(parents=True)
+        answers = _answers(released[name], {} if whose == "public" else table[whose])
         nbformat.write(_fill(released[name], answers), folder / name)
-        verdicts, _ = referee_student(referee, folder, released, secret=99)
+        verdicts, _ = referee_student(referee, folder, released, secret=99, variants=own(who))
         for gid, qid, _points in graded_cells(released[name]):
-            has_variant = info["variants"][assignment][qid.partition(":")[0]] != "public"
-            expected = who == "class" or not has_variant
-            assert verdicts[gid].passed == expected, (who, gid, str(verdicts[gid]))
+            qid = qid.partition(":")[0]
+            theirs = "public" if whose == "public" else table[whose][qid]
+            expected = table[who][qid] == theirs
+            assert verdicts[gid].passed == expected, (who, whose, gid, str(verdicts[gid]))
+    folder = tmp_path / "zed_37q" / assignment
+    folder.mkdir(parents=True)
+    nbformat.write(released[name], folder / name)
+    with pytest.raises(NotGraded, match="not on the class roster"):
+        referee_student(referee, folder, released, secret=99, variants=own("zed_37q"))
 
 
-def test_a_class_source_notebook_runs_and_passes_nbval(klass, tmp_path):
-    target, _ = klass
+def test_a_class_source_notebook_runs_as_the_preview_student_and_passes_nbval(klass, tmp_path):
+    target, info = klass
     path = tmp_path / "basics.ipynb"
     path.write_bytes((target / "solutions" / "basics" / "basics.ipynb").read_bytes())
-    execute_notebook(path)
+    env = {**os.environ, "GATHER_COURSE_STUDENT": info["preview"], "JUPYTERHUB_USER": ""}
+    execute_notebook(path, env=env)
     done = subprocess.run(
         [
             sys.executable,
@@ -137,17 +181,51 @@ def test_a_class_source_notebook_runs_and_passes_nbval(klass, tmp_path):
         ],
         capture_output=True,
         text=True,
+        env=env,
     )
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_check_judges_the_student_it_is_run_for(klass, tmp_path, monkeypatch):
+    """What check says is what grading gives: each student's own variant, from their id."""
+    target, info = klass
+    released = _released(target, "nlp")
+    path = tmp_path / "nlp.ipynb"
+    nbformat.write(_fill(released, _answers(released, info["variants"]["nlp"]["bob_37q"])), path)
+    scores = {}
+    monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
+    for who in ("bob_37q", "cyd_37q"):
+        monkeypatch.setenv("GATHER_COURSE_STUDENT", who)
+        scores[who] = cli("check", str(path)).stdout.strip().splitlines()[-1]
+    assert scores["bob_37q"].startswith("7/7 points"), scores
+    assert scores["cyd_37q"].startswith("0/7 points"), scores
+    monkeypatch.setenv("GATHER_COURSE_STUDENT", "zed_37q")
+    done = cli("check", str(path))
+    assert done.returncode != 0 and "zed_37q is not on this class's roster" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_a_class_release_refuses_a_folder_with_other_things_in_it(tmp_path):
     (tmp_path / "mine.txt").write_text("keep me")
     with pytest.raises(GatherCourseError, match="not empty and holds no class release"):
-        release_class(course_root(ROOT), 1, tmp_path, execute=False)
+        release_class(course_root(ROOT), 1, tmp_path, ROSTER, execute=False)
     assert (tmp_path / "mine.txt").read_text() == "keep me"
     with pytest.raises(GatherCourseError, match="its own folder"):
-        release_class(course_root(ROOT), 1, ROOT / "solutions" / "x", execute=False)
+        release_class(course_root(ROOT), 1, ROOT / "solutions" / "x", ROSTER, execute=False)
+    with pytest.raises(GatherCourseError, match="needs its students: give --roster"):
+        release_class(course_root(ROOT), 1, tmp_path / "new", execute=False)
+
+
+def test_a_roster_is_nbgraders_student_csv(tmp_path):
+    good = tmp_path / "students.csv"
+    good.write_text("id,first_name,last_name,email\nada,Ada,L,\n bob ,,,\nada,,,\n,,,\n")
+    assert read_roster(good) == ["ada", "bob"]
+    bad = tmp_path / "names.csv"
+    bad.write_text("name,email\nada,\n")
+    with pytest.raises(GatherCourseError, match=r"no column 'id'.*got columns name, email"):
+        read_roster(bad)
+    with pytest.raises(GatherCourseError, match="cannot read the roster"):
+        read_roster(tmp_path / "missing.csv")
 
 
 # ------------------------------------------------------------------ the copy report
@@ -166,12 +244,12 @@ def test_similar_lists_copies_and_published_solutions(tmp_path):
     released = nbformat.read(ROOT / "exercises" / "basics" / "basics.ipynb", 4)
     answers = {
         "alice": "def pick_per_row(x, cols):\n    idx = cols\n    return x.gather(1, idx)\n",
-        "bob": "def pick_per_row(a, b):\n    # my own!\n    i = b\n    return a.gather(1, i)\n",
+        "bob_37q": "def pick_per_row(a, b):\n    # my own!\n    i = b\n    return a.gather(1, i)\n",
         "carol": IMPORTS + exercise("basics.pick_per_row").solution_code,
         "dan": "def pick_per_row(x, cols):\n    return x[torch.arange(len(x))[:, None], cols]\n",
         "erin": "from gather_course import exercise\ndef pick_per_row(x, cols):\n"
         "    return exercise('basics.pick_per_row').spec(x, cols)\n",
-        "fay": "import gather_course.questions.basics as B\ndef pick_per_row(x, cols):\n"
+        "fay_37q": "import gather_course.questions.basics as B\ndef pick_per_row(x, cols):\n"
         "    return B._spec_pick(x, cols)\n",
     }
     for student, code in answers.items():
@@ -179,11 +257,11 @@ def test_similar_lists_copies_and_published_solutions(tmp_path):
         folder.mkdir(parents=True)
         nbformat.write(_fill(released, {"pick_per_row": code}), folder / "basics.ipynb")
     report = similar(root, "basics", {"basics.ipynb": released})
-    assert report.groups["basics.pick_per_row"] == [["alice", "bob"]]
+    assert report.groups["basics.pick_per_row"] == [["alice", "bob_37q"]]
     assert report.published["basics.pick_per_row"] == [("carol", "public")]
     assert report.internals["basics.pick_per_row"] == [
         ("erin", "exercise"),
-        ("fay", "gather_course.questions.basics"),
+        ("fay_37q", "gather_course.questions.basics"),
     ]
 
 

@@ -212,16 +212,17 @@ def test_a_class_release_of_the_chinese_course_words_its_variants_in_chinese(tmp
     from gather_course._i18n import LANG_ENV, _
     from gather_course.grading._classes import release_class
 
-    info = release_class(course_root(ZH), 7, tmp_path / "class", execute=False)
+    info = release_class(course_root(ZH), 7, tmp_path / "class", ["ada", "bob"], execute=False)
     monkeypatch.setenv(LANG_ENV, "zh")
     for name in ("topk", "vision"):
-        nb = nbformat.read(tmp_path / "class" / "solutions" / name / f"{name}.ipynb", 4)
+        nb = nbformat.read(tmp_path / "class" / "exercises" / name / f"{name}.ipynb", 4)
         cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source for c in nb.cells}
-        for qid, variant in info["variants"][name].items():
+        for qid, variant in info["variants"][name]["bob"].items():
             q, public = exercise(qid, variant), exercise(qid)
             task = cells[f"task_{q.name}"]
-            assert q.task_text(_) in task and _(q.title) in task, (qid, variant)
-            assert variant == "public" or public.task_text(_) != q.task_text(_)
+            assert _(public.title) in task and "你自己的变体" in task, (qid, variant)
+            assert public.task_text(_) not in task and CJK.search(q.task_text(_))
+            assert q.task_text(_) != public.task_text(_)
             assert ".hint(" not in task and "不提供提示和参考解答" in task
         assert not any(c.cell_type == "markdown" and "Stuck?" in c.source for c in nb.cells)
 

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -33,7 +34,13 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "--class-seed",
         type=int,
-        help="a class's own release: every question as the variant this seed picks (with --to)",
+        help="a class's own release: each student's own variant of each question, drawn from "
+        "this secret seed and their id (with --to)",
+    )
+    p.add_argument(
+        "--roster",
+        help="nbgrader's student CSV (a column id) of the class (default: the students of "
+        "the class's gradebook)",
     )
     p.add_argument("--to", help="the folder of the class's nbgrader course (with --class-seed)")
     p.set_defaults(func=_release)
@@ -124,20 +131,25 @@ def _release(args: argparse.Namespace) -> int:
     from ..course._course import course_root, release
 
     root = course_root(args.course)
-    if args.class_seed is not None or args.to:
-        from ..grading._classes import release_class
+    if args.class_seed is not None or args.to or args.roster:
+        from ..grading._classes import read_roster, release_class
 
         if args.class_seed is None or not args.to or args.out:
             raise GatherCourseError(
                 "a class release takes --class-seed SEED and --to DIR together (and no --out)."
             )
-        info = release_class(root, args.class_seed, Path(args.to))
-        for assignment, chosen in info["variants"].items():
-            picked = ", ".join(f"{qid} -> {name}" for qid, name in chosen.items())
-            print(f"{assignment}: {picked}")
+        roster = read_roster(Path(args.roster)) if args.roster else None
+        info = release_class(root, args.class_seed, Path(args.to), roster)
+        kinds = {
+            assignment: len({json.dumps(v, sort_keys=True) for v in table.values()})
+            for assignment, table in info["variants"].items()
+        }
+        for assignment, n in kinds.items():
+            print(f"{assignment}: {len(info['roster'])} students, {n} different sets of variants")
         print(
-            f"wrote the class course to {Path(args.to).resolve()}: grade it with "
-            f"`gather-course grade ASSIGNMENT --course {args.to}`."
+            f"wrote the class course to {Path(args.to).resolve()}; every student's variants "
+            f"are in {Path(args.to).resolve() / 'class.json'} (yours: never hand it out). "
+            f"Grade it with `gather-course grade ASSIGNMENT --course {args.to}`."
         )
         return 0
     for path in release(root, Path(args.out) if args.out else None):

@@ -1,14 +1,21 @@
-"""A class's own release: each question as the variant its class seed picks.
+"""A class's own release: each student's own variant of each question.
 
-``gather-course release --class-seed SEED --to DIR`` writes a ready nbgrader course into DIR:
-``solutions/`` (the instructor's sources), ``exercises/`` (the student notebooks),
-``nbgrader_config.py`` and ``class.json`` (the seed and the variants; the instructor's, not
-the students'). The public ``solutions/`` and ``exercises/`` are not touched. The test
-cells name the variant, so ``check`` and the referee use it.
+``gather-course release --class-seed SEED --roster ROSTER --to DIR`` writes a ready nbgrader
+course into DIR: ``solutions/`` (the instructor's sources), ``exercises/`` (the student
+notebooks: one file for the whole class), ``nbgrader_config.py`` and ``class.json`` (the
+seed, the roster and every student's variants: the instructor's, never released). The
+public ``solutions/`` and ``exercises/`` are not touched.
+
+A student notebook's setup cell holds ``mine = my_class(KEY, roster=TAGS)`` (made from the
+seed and the roster, holding neither; see :mod:`..questions._classroom`). Each question's
+task is shown by a cell ``mine.exercise(qid)``, and its test cell checks
+``mine.exercise(qid)``: the student's own variant, from their id. The referee draws the
+same variant from the seed and the folder ``submitted/<student>/``.
 
 The package holds no answer to a class variant. A course checkout does, in
-``tests/variant_solutions.py``: when the course has it, the sources' answer cells hold those
-answers and are run; without it they hold a stub, and the sources are not run.
+``tests/variant_solutions.py``: when the course has it, the sources' answer cells hold the
+answers of a preview student (the roster's first id) and are run as that student; without
+it they hold a stub, and the sources are not run.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from .._errors import GatherCourseError
 from .._i18n import N_, _catalog
 from ..course._course import RELEASE, SOURCE, assignments, release
 from ..questions import exercise
+from ..questions._classroom import class_key, roster_tag
 from ..questions._question import Question
-from ._submission import graded_cells
+from ._submission import OWN, graded_cells
 
 CLASS_FILE = "class.json"
 SOLVER = Path("tests") / "variant_solutions.py"  # in a course checkout, never in the package
@@ -62,56 +70,158 @@ def _answer_cell(code: str, name: str) -> str:
     return (prelude + "\n\n" if prelude else "") + lines[start] + "\n" + body
 
 
-def _task_cell(source: str, public: Question, q: Question, tr: Callable[[str], str]) -> str:
-    """The public task cell with the variant's signature, task, rules and no hint line.
+def _answer_cell_for(q: Question, public: Question, solver: Solver | None) -> str:
+    """The answer cell: the public signature (one released file for every student), and in
+    the solution region the preview student's answer, its arguments named as its task does."""
+    code = _answer_cell(_answer_code(q, solver), q.name)
+    lines = code.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith(f"def {q.name}("))
+    lines[at] = f"def {public.signature}:"
+    renames = [
+        f"    {mine} = {theirs}  # the task names it {mine}"
+        for theirs, mine in zip(public.args, q.args)
+        if mine != theirs
+    ]
+    return "\n".join([*lines[: at + 2], *renames, *lines[at + 2 :]])
 
-    ``tr`` translates a bank text into the notebook's language (the identity in English).
-    """
-    text = source.replace(tr(public.title), tr(q.title)).replace(public.signature, q.signature)
-    text = text.replace(public.task_text(tr), q.task_text(tr))
-    kept = [part for part in text.split("\n\n") if ".hint(" not in part]
-    off = N_(
-        "Hints and solutions are off for graded questions in this class: the test cell "
-        "below checks your function."
-    )
-    return "\n\n".join([*kept, tr(off)])
+
+_OWN_TASK = N_(
+    "Write `{name}`: your own variant of this question, drawn from your student id. Run the "
+    "cell below to see your task. The answer cell names the arguments as the public "
+    "question does; what counts is their order."
+)
+_OFF = N_(
+    "Hints and solutions are off for graded questions in this class: the test cell "
+    "below checks your function."
+)
 
 
-def _class_notebook(nb: Any, seed: int, solver: Solver | None) -> tuple[Any, dict[str, str]]:
+def _task_cell(source: str, public: Question, tr: Callable[[str], str]) -> str:
+    """The public task cell with the task itself left to the cell below it, no hint line."""
+    kept = []
+    for part in source.split("\n\n"):
+        if ".hint(" in part:
+            continue
+        if public.task_text(tr) in part:
+            part = tr(_OWN_TASK).format(name=public.name)
+        kept.append(part)
+    return "\n\n".join([*kept, tr(_OFF)])
+
+
+def _variant_cell(nbformat: Any, task: Any, public: Question) -> Any:
+    """The locked code cell under a task cell that shows the student's own task."""
+    cell = nbformat.v4.new_code_cell(f'mine.exercise("{public.qid}")')
+    cell.metadata["nbgrader"] = {
+        **task.metadata["nbgrader"],
+        "grade_id": f"variant_{public.name}",
+        "grade": False,
+        "solution": False,
+        "locked": True,
+    }
+    return cell
+
+
+_SETUP = """
+
+from gather_course import my_class
+
+mine = my_class("{key}", roster="{tags}")  # your own variant of each question"""
+
+
+def _class_notebook(nb: Any, key: str, tags: list[str], preview: str, solver: Solver | None):
+    """The notebook as the class's: the setup cell opens the class, each task is shown by
+    a cell of its own, each test checks the student's own variant. Returns the notebook
+    and the preview student's variants."""
+    import nbformat
+
     lang = nb.metadata.get("gather_course", {}).get("lang", "en")
     tr = _catalog(lang).gettext
-    chosen: dict[str, str] = {}
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    cells["setup"].source += _SETUP.format(key=key, tags=" ".join(sorted(tags)))
+    shown: dict[str, str] = {}
     for gid, qid, _points in graded_cells(nb):
         public = exercise(qid)
-        name = public.pick_variant(seed)
-        chosen[qid] = name
-        q = exercise(qid, name)
-        cells[gid].source = cells[gid].source.replace(
-            f'exercise("{qid}")',
-            f'exercise("{qid}", "{name}")' if name != "public" else f'exercise("{qid}")',
-        )
+        q = exercise(qid, public.pick_variant(key, preview))
+        shown[qid] = q.variant_name
+        test = cells[gid]
+        test.source = test.source.replace(f'exercise("{qid}")', f'mine.exercise("{qid}")')
         answer = cells.get(public.name)
         if answer is not None:
-            answer.source = _answer_cell(_answer_code(q, solver), q.name)
+            answer.source = _answer_cell_for(q, public, solver)
         task = cells.get(f"task_{public.name}")
         if task is not None:
-            task.source = _task_cell(task.source, public, q, tr)
-        intro = cells.get("intro")
-        if intro is not None:
-            intro.source = intro.source.replace(
-                f"`{public.signature}` | {tr(public.title)} |", f"`{q.signature}` | {tr(q.title)} |"
-            )
-    nb.metadata.setdefault("gather_course", {})["variants"] = chosen
+            task.source = _task_cell(task.source, public, tr)
+            nb.cells.insert(nb.cells.index(task) + 1, _variant_cell(nbformat, task, public))
+    nb.metadata.setdefault("gather_course", {})["class_release"] = True
     for cell in nb.cells:  # executed afresh by the release
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    return nb, chosen
+    return nb, shown
 
 
-def release_class(root: Path, seed: int, target: Path, execute: bool = True) -> dict[str, Any]:
-    """Write the class release of ``root``'s course for ``seed`` into ``target``.
+def read_roster(path: Path) -> list[str]:
+    """The student ids of nbgrader's student CSV (a column ``id``, as ``nbgrader db student
+    import`` reads it), in file order, each once."""
+    import csv
 
+    try:
+        with open(path, newline="", encoding="utf-8-sig") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as exc:
+        raise GatherCourseError(f"cannot read the roster {path}: {exc.strerror}.") from None
+    if not rows or "id" not in rows[0]:
+        raise GatherCourseError(
+            f"the roster {path} has no column 'id': expected nbgrader's student CSV "
+            "(id,first_name,last_name,email), got columns "
+            f"{', '.join(rows[0]) if rows else 'none (the file is empty)'}."
+        )
+    ids = list(dict.fromkeys(row["id"].strip() for row in rows if (row["id"] or "").strip()))
+    if not ids:
+        raise GatherCourseError(f"the roster {path} lists no student id.")
+    return ids
+
+
+def gradebook_roster(root: Path) -> list[str]:
+    """The students of the gradebook of the course at ``root`` (``[]`` if it has none)."""
+    from ..course._course import nbgrader_api
+
+    with nbgrader_api(root) as api:
+        return sorted(s.id for s in api.gradebook.students)
+
+
+def own_variants(root: Path, released: dict[str, Any]) -> Callable[[str], dict[str, str] | None]:
+    """``student -> {qid: their variant}`` for the questions of ``released`` that are each
+    student's own, from ``root``'s class.json (None for a student not on its roster)."""
+    path = root / CLASS_FILE
+    info = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    key, roster = info.get("key"), set(info.get("roster", []))
+    qids = [
+        qid.partition(":")[0]
+        for nb in released.values()
+        for _gid, qid, _points in graded_cells(nb)
+        if qid.endswith(f":{OWN}")
+    ]
+
+    def variants(student: str) -> dict[str, str] | None:
+        if not qids:
+            return {}
+        if not key or student not in roster:
+            return None
+        return {qid: exercise(qid).pick_variant(key, student) for qid in qids}
+
+    return variants
+
+
+def release_class(
+    root: Path,
+    seed: int,
+    target: Path,
+    roster: list[str] | None = None,
+    execute: bool = True,
+) -> dict[str, Any]:
+    """Write the class release of ``root``'s course for ``seed`` and ``roster`` into ``target``.
+
+    ``roster`` lists the student ids (default: the students of ``target``'s gradebook).
     ``target`` must be empty, missing, or an earlier class release (its ``submitted/``,
     gradebook and grades are kept; its sources and student notebooks are regenerated).
     Returns what ``class.json`` holds.
@@ -133,26 +243,49 @@ def release_class(root: Path, seed: int, target: Path, execute: bool = True) -> 
             f"{target} is not empty and holds no class release "
             f"({CLASS_FILE}); choose an empty or new folder."
         )
+    if roster is None:
+        roster = gradebook_roster(target) if (target / CLASS_FILE).is_file() else []
+        if not roster:
+            raise GatherCourseError(
+                "a class release needs its students: give --roster with nbgrader's student "
+                "CSV (a column id), or import the students into the class's gradebook first "
+                "(nbgrader db student import)."
+            )
+    key, preview = class_key(seed), roster[0]
+    tags = [roster_tag(key, student) for student in roster]
     target.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(target / SOURCE, ignore_errors=True)
     (target / SOURCE).mkdir()
     shutil.copy2(root / "nbgrader_config.py", target / "nbgrader_config.py")
     for extra in (root / SOURCE).glob("*.ipynb"):  # the header nbgrader adds
         shutil.copy2(extra, target / SOURCE / extra.name)
-    variants: dict[str, dict[str, str]] = {}
+    variants: dict[str, dict[str, dict[str, str]]] = {}
     written = []
     solver = _solver(root)
     for name in assignments(root):
         (target / SOURCE / name).mkdir()
         for path in sorted((root / SOURCE / name).glob("*.ipynb")):
-            nb, variants[name] = _class_notebook(nbformat.read(path, 4), seed, solver)
+            nb, _preview = _class_notebook(nbformat.read(path, 4), key, tags, preview, solver)
             out = target / SOURCE / name / path.name
             nbformat.write(nb, out)
             written.append(out)
+            variants[name] = {
+                student: {
+                    qid.partition(":")[0]: exercise(qid.partition(":")[0]).pick_variant(key, student)
+                    for _gid, qid, _points in graded_cells(nb)
+                }
+                for student in roster
+            }
     if execute and solver is not None:
-        for path in written:
-            execute_notebook(path)
+        for path in written:  # as the preview student: their answers are in the sources
+            execute_notebook(path, env={"GATHER_COURSE_STUDENT": preview, "JUPYTERHUB_USER": ""})
     release(target)
-    info = {"class_seed": seed, "variants": variants}
+    info = {
+        "class_seed": seed,
+        "key": key,
+        "roster": roster,
+        "preview": preview,
+        "variants": variants,
+    }
     (target / CLASS_FILE).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
     return info

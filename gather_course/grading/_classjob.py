@@ -16,13 +16,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..questions._result import CheckResult
 from ._referee import Plan, Referee
-from ._submission import NotGraded, graded_cells, read_submission
+from ._submission import OWN, NotGraded, graded_cells, read_submission
 
 
 @dataclass(frozen=True)
@@ -32,16 +32,20 @@ class StudentJob:
 
     student: str
     files: dict[str, str | None]
+    # a class release's: {qid: this student's variant}; None when they are not on its roster
+    variants: dict[str, str] | None = field(default_factory=dict)
 
     @property
     def digest(self) -> str:
-        """What the submission holds, hashed: a rerun skips only students whose files are
-        those already judged."""
-        data = json.dumps(self.files, sort_keys=True).encode()
+        """What the submission holds (and the variants it is judged on), hashed: a rerun
+        skips only students whose files are those already judged."""
+        data = json.dumps([self.files, self.variants], sort_keys=True).encode()
         return hashlib.sha256(data).hexdigest()
 
 
-def student_job(folder: Path, student: str, names: Iterable[str]) -> StudentJob:
+def student_job(
+    folder: Path, student: str, names: Iterable[str], variants: dict[str, str] | None = None
+) -> StudentJob:
     """The files ``names`` of ``folder``, read as text (bytes that are not UTF-8 become a
     notebook nbformat cannot read, which is reported as such)."""
     files: dict[str, str | None] = {}
@@ -50,7 +54,7 @@ def student_job(folder: Path, student: str, names: Iterable[str]) -> StudentJob:
         files[name] = (
             path.read_bytes().decode("utf-8", errors="replace") if path.is_file() else None
         )
-    return StudentJob(student, files)
+    return StudentJob(student, files, {} if variants is None else variants)
 
 
 def _check_tests(nb: Any, released: Any) -> str:
@@ -70,10 +74,29 @@ def _check_tests(nb: Any, released: Any) -> str:
     return ""
 
 
+def own_variant(qid: str, variants: dict[str, str] | None) -> str:
+    """``qid`` as :func:`graded_cells` gives it, with ``@student`` made this student's variant
+    (``variants``, from the class's roster); NotGraded for a student not on the roster."""
+    name, _sep, variant = qid.partition(":")
+    if variant != OWN:
+        return qid
+    if variants is None or name not in variants:
+        raise NotGraded(
+            "this student is not on the class roster (class.json), so they have no variants; "
+            "add them to the roster and release again, or grade by hand"
+        )
+    return f"{name}:{variants[name]}"
+
+
 def referee_files(
-    referee: Referee, files: dict[str, str | None], released: dict[str, Any], secret: int | None
+    referee: Referee,
+    files: dict[str, str | None],
+    released: dict[str, Any],
+    secret: int | None,
+    variants: dict[str, str] | None = None,
 ) -> tuple[dict[str, CheckResult], list[str]]:
-    """Every question of one submission (its notebooks' text), judged by ``referee``.
+    """Every question of one submission (its notebooks' text), judged by ``referee``; each
+    student's own variant where the release gives one (``variants``: {qid: variant}).
 
     Raises :class:`NotGraded` with the reason when the submission cannot be graded.
     """
@@ -95,16 +118,21 @@ def referee_files(
         submission = read_submission(nb, reference)
         notes += submission.notes
         for gid, qid, _points in graded_cells(reference):
-            verdicts[gid] = referee.judge(submission, Plan.make(qid, secret))
+            plan = Plan.make(own_variant(qid, variants), secret)
+            verdicts[gid] = referee.judge(submission, plan)
     return verdicts, notes
 
 
 def referee_student(
-    referee: Referee, folder: Path, released: dict[str, Any], secret: int | None
+    referee: Referee,
+    folder: Path,
+    released: dict[str, Any],
+    secret: int | None,
+    variants: dict[str, str] | None = None,
 ) -> tuple[dict[str, CheckResult], list[str]]:
     """:func:`referee_files` on the notebooks in ``folder``."""
-    job = student_job(folder, folder.parent.name, released)
-    return referee_files(referee, job.files, released, secret)
+    job = student_job(folder, folder.parent.name, released, variants)
+    return referee_files(referee, job.files, released, secret, job.variants)
 
 
 def judge_student(
@@ -120,7 +148,7 @@ def judge_student(
         "problem": "",
     }
     try:
-        verdicts, notes = referee_files(referee, job.files, released, secret)
+        verdicts, notes = referee_files(referee, job.files, released, secret, job.variants)
     except NotGraded as exc:
         result["problem"] = str(exc)
     except Exception as exc:  # noqa: BLE001 - one submission never stops the class
@@ -141,6 +169,6 @@ def baselines(referee: Referee, released: dict[str, Any], secret: int) -> None:
     no student's job can touch the measurement every verdict is compared with."""
     for nb in released.values():
         for _gid, qid, _points in graded_cells(nb):
-            plan = Plan.make(qid, secret)
+            plan = Plan.make(qid.replace(f":{OWN}", ""), secret)  # the public baseline
             if plan.question.vectorized and plan.question.timing:
                 referee.baseline(plan.question, plan.timing_seed)

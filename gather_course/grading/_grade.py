@@ -23,6 +23,7 @@ from ..course._course import (
     nbgrader_api,
     nbgrader_errors,
 )
+from ._classes import own_variants
 from ._classjob import student_job
 from ._journal import FOLDER, Journal
 from ._pools import open_pool
@@ -236,8 +237,10 @@ def grade_class(
         released = _release_notebooks(root, api, assignment)
     results: dict[str, dict[str, Any]] = {}
     todo = []
+    own = own_variants(root, released)
     for student in students:
-        job = student_job(root / "submitted" / student / assignment, student, released)
+        folder = root / "submitted" / student / assignment
+        job = student_job(folder, student, released, own(student))
         kept = journal.done(student, job.digest)
         if kept is None:
             todo.append(job)

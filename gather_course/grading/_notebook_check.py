@@ -7,6 +7,7 @@ grading gives on the visible cases, so what ``check`` says is what grading gives
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,9 +15,11 @@ from typing import Any
 from .._errors import GatherCourseError
 from .._i18n import N_, _
 from ..course._course import notebook_file
+from ..questions._classroom import MyClass
+from ._classjob import own_variant
 from ._referee import Plan, Referee
 from ._sandbox import Worker
-from ._submission import graded_cells, read_submission
+from ._submission import OWN, graded_cells, read_submission
 
 
 @dataclass
@@ -38,6 +41,30 @@ def _is_ours(nb: Any) -> bool:
     from nbgrader.utils import is_grade
 
     return isinstance(nb.metadata.get("gather_course"), dict) and any(is_grade(c) for c in nb.cells)
+
+
+_MY_CLASS = re.compile(r"""my_class\(["']([0-9a-f]+)["'],\s*roster=["']([0-9a-f ]*)["']\)""")
+
+
+def _own_variants(nb: Any) -> dict[str, str]:
+    """A class release's: {qid: this student's variant}, from the key in its setup cell and
+    the student's id, as the notebook's own cells find them; {} for other notebooks."""
+    qids = [q.partition(":")[0] for _g, q, _p in graded_cells(nb) if q.endswith(f":{OWN}")]
+    if not qids:
+        return {}
+    found = next((m for c in nb.cells if (m := _MY_CLASS.search(c.source))), None)
+    if found is None:
+        raise GatherCourseError(
+            _(
+                "This notebook's test cells check each student's own variant, but its setup "
+                "cell no longer opens the class (my_class). Take a fresh copy of the notebook."
+            )
+        )
+    mine = MyClass(found.group(1), found.group(2))
+    problem = mine.problem()
+    if problem:
+        raise GatherCourseError(problem)
+    return {qid: mine.exercise(qid).variant_name for qid in qids}
 
 
 def check_notebook(
@@ -78,12 +105,13 @@ def check_notebook(
         and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]
     }
     submission = read_submission(nb, nb)
+    variants = _own_variants(nb)
     own = referee is None
     referee = Referee(Worker, call_limit=timeout) if own else referee
     reports = []
     try:
         for gid, qid, points in graded_cells(nb):
-            result = referee.judge(submission, Plan.make(qid, None))
+            result = referee.judge(submission, Plan.make(own_variant(qid, variants), None))
             message = "" if result.passed else str(result)
             status = (
                 N_("passed")

@@ -95,14 +95,19 @@ def read_submission(nb: Any, reference: Any) -> Submission:
     return Submission(missing + run, notes)
 
 
-_EXERCISE = re.compile(r"""exercise\(["']([\w.]+)["'](?:\s*,\s*["'](\w+)["'])?\)""")
+# exercise("qid") or exercise("qid", "variant"): a variant is "public" or knob=choice pairs;
+# mine.exercise("qid") in a class release: each student's own variant (_classroom)
+_EXERCISE = re.compile(
+    r"""(\bmine\.)?exercise\(["']([\w.]+)["'](?:\s*,\s*["']([\w=,]+)["'])?\)"""
+)
+OWN = "@student"  # graded_cells' variant for "each student's own"
 
 
 def graded_cells(nb: Any) -> list[tuple[str, str, float]]:
     """(test cell's grade_id, question id, points) of a course notebook, in order.
 
-    The question id carries the class variant a class release's test cell names, as
-    ``qid:variant``.
+    The question id carries the class variant a test cell names, as ``qid:variant``, and
+    ``qid:@student`` for a class release's ``mine.exercise(qid)``: each student's own.
     """
     from nbgrader.utils import is_grade, is_solution
 
@@ -112,6 +117,7 @@ def graded_cells(nb: Any) -> list[tuple[str, str, float]]:
         if is_grade(cell) and not is_solution(cell) and cell.cell_type == "code":
             match = _EXERCISE.search(cell.source)
             if match:
-                qid = match.group(1) + (f":{match.group(2)}" if match.group(2) else "")
+                variant = OWN if match.group(1) else match.group(3)
+                qid = match.group(2) + (f":{variant}" if variant else "")
                 found.append((meta["grade_id"], qid, float(meta.get("points", 0))))
     return found

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -68,10 +69,11 @@ class _TimingRule:
         (in a job process of its own: the template never holds it, no student's process does),
         shared by every referee of this process.
 
-        A class variant is timed against the public question's solution on the public
-        layout of the same input: the bank holds no variant's vectorized answer, and a
-        variant moves the same elements."""
-        q = exercise(q.qid)
+        A class variant's limit is the public solution's, scaled by what the variant's change
+        of layout costs (:func:`_variant_scale`): the bank holds no variant's vectorized
+        answer to time."""
+        if q.variant_name != "public":
+            return self.baseline(exercise(q.qid), seed) * _variant_scale(q, seed)
         key = _baseline_key(q)
         with _BASELINE_LOCKS.setdefault(key, threading.Lock()):  # once for all referees
             for _attempt in (1, 2):
@@ -186,21 +188,70 @@ class _TimingRule:
 _BASELINES: dict[str, float] = {}
 _BASELINE_LOCKS: dict[str, threading.Lock] = {}
 _CAP_MARGIN = 1.5  # a timing job is stopped past 1.5 x the limit: its verdict is known
-_SOLUTIONS: dict[tuple[str, str, int], Any] = {}
+_SOLUTIONS: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
 
 
 def _solution_on(q: Question, seed: int) -> Any:
-    """The course's solution (our code, run here) on the timing input built from ``seed``."""
+    """What is right on the timing input built from ``seed``: the course's solution (our code,
+    run here) or, for a class variant, the public solution on its inputs laid out the public
+    way (the bank holds no variant's answer), or its own loop spec where the public solution
+    does not give it (a few seconds, once per variant and seed)."""
     key = (q.qid, q.variant_name, seed)
-    if key not in _SOLUTIONS:
+    if key in _SOLUTIONS:
+        _SOLUTIONS.move_to_end(key)
+        return _SOLUTIONS[key]
+    case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
+    v = q.shown if q.variant_name != "public" else None
+    if v is not None and v.spec is not None:
+        answer = q.spec(*case.inputs.values())
+    else:
+        public = exercise(q.qid)
         namespace: dict[str, Any] = {}
-        for cell in _reference_cells(q):
+        for cell in _reference_cells(public):
             exec(cell, namespace)  # noqa: S102 - the course's own solution text
-        case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
-        if len(_SOLUTIONS) > 64:  # a check draws a fresh seed every time
-            _SOLUTIONS.clear()
-        _SOLUTIONS[key] = namespace[q.name](*case.inputs.values())
-    return _SOLUTIONS[key]
+        if v is None:
+            answer = namespace[q.name](*case.inputs.values())
+        else:
+            answer = v.from_public(namespace[q.name](*v.to_public(case.inputs).values()))
+    while len(_SOLUTIONS) >= 128:  # a check draws a fresh seed every time
+        _SOLUTIONS.popitem(last=False)
+    _SOLUTIONS[key] = answer
+    return answer
+
+
+_SCALES: dict[tuple[str, str], float] = {}
+
+
+def _variant_scale(q: Question, seed: int) -> float:
+    """How much more CPU a class variant's input costs the public solution, reached through
+    the variant's change of layout (its ``to_public`` and ``from_public``: an argsort, a
+    transposed read), than the public input does: at least 1, timed here (best of 5 each),
+    once per variant. A variant whose answer sorts, say, gets that sort in its limit."""
+    key = (q.qid, q.variant_name)
+    if key not in _SCALES:
+        import time
+
+        public, v = exercise(q.qid), q.shown
+        namespace: dict[str, Any] = {}
+        for cell in _reference_cells(public):
+            exec(cell, namespace)  # noqa: S102 - the course's own solution text
+        solution = namespace[q.name]
+        gen = torch.Generator().manual_seed(seed)
+        mine = q.build(gen, q.timing or {}).inputs
+        theirs = public.build(torch.Generator().manual_seed(seed), public.timing or {}).inputs
+
+        def best(call: Any) -> float:
+            times = []
+            for _ in range(5):
+                started = time.process_time()
+                call()
+                times.append(time.process_time() - started)
+            return min(times)
+
+        plain = best(lambda: solution(*theirs.values()))
+        routed = best(lambda: v.from_public(solution(*v.to_public(mine).values())))
+        _SCALES[key] = max(1.0, routed / max(plain, 1e-6))
+    return _SCALES[key]
 
 
 def _size_text(sizes: dict) -> str:

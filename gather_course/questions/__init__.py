@@ -1,5 +1,6 @@
 """The question bank: ``exercise(qid)`` returns a self-checking question."""
 
+from ._classroom import my_class
 from ._question import Question, exercise, exercise_ids
 from ._result import CheckResult, Tier
 
@@ -10,4 +11,4 @@ from . import basics, nlp, vision, topk, mae, friends  # noqa: F401 - imported t
 from . import _variants  # noqa: F401 - imported to add each question's class variants
 # isort: on
 
-__all__ = ["CheckResult", "Question", "Tier", "exercise", "exercise_ids"]
+__all__ = ["CheckResult", "Question", "Tier", "exercise", "exercise_ids", "my_class"]
