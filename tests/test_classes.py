@@ -6,6 +6,7 @@ import copy
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -14,13 +15,14 @@ import nbformat
 import pytest
 
 from gather_course import GatherCourseError, exercise
+from gather_course.copies._fingerprints import partial_copies
+from gather_course.copies._similar import normalise, similar
 from gather_course.course._course import assignments, course_root
 from gather_course.course._execute import execute_notebook
 from gather_course.grading._classes import own_variants, read_roster, release_class
 from gather_course.grading._classjob import referee_student
 from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import Worker
-from gather_course.grading._similar import normalise, similar
 from gather_course.grading._submission import NotGraded, graded_cells
 from tests.helpers import ROOT, cli
 from tests.variant_solutions import solution_code
@@ -269,3 +271,75 @@ def test_the_cli_wants_a_seed_and_a_folder_together(tmp_path):
     assert cli("release", "--course", str(ROOT), "--class-seed", "3").returncode == 2
     assert cli("release", "--course", str(ROOT), "--to", str(tmp_path / "x")).returncode == 2
     assert not (tmp_path / "x").exists()
+
+
+# ------------------------------------------------------------------ partial and crossed copies
+_MINE = """def masked_nll(logits, labels, ignore_index=-100):
+    valid = labels.ne(ignore_index)
+    picked = torch.where(valid, labels, labels.new_zeros(()))
+    lp = torch.log_softmax(logits.float(), dim=2)
+    per_token = lp.gather(2, picked[..., None])[..., 0]
+    per_token = -per_token * valid
+    return per_token.sum() / valid.sum().clamp(min=1)
+"""
+_PARTIAL = """def _count(m):
+    return m.sum().clamp(min=1)
+
+def masked_nll(scores, gold, ignore_index=-100):
+    ok = gold.ne(ignore_index)
+    chosen = torch.where(ok, gold, gold.new_zeros(()))
+    logp = torch.log_softmax(scores.float(), dim=2)
+    tok = logp.gather(2, chosen[..., None])[..., 0]
+    tok = -(tok * ok)
+    return tok.sum() / _count(ok)
+"""
+_OWN_WAY = """def masked_nll(logits, labels, ignore_index=-100):
+    mask = (labels != ignore_index).float()
+    onehot = F.one_hot(labels.clamp(min=0), logits.shape[-1]).float()
+    nll = -(F.log_softmax(logits, -1) * onehot).sum(-1)
+    return (nll * mask).sum() / mask.sum()
+"""
+
+
+def test_partial_copies_are_found_with_their_lines_side_by_side_and_honest_answers_are_not():
+    public = exercise("nlp.masked_nll").solution_code
+    stub = "def masked_nll(logits, labels, ignore_index=-100):\n    raise NotImplementedError()\n"
+    answers = {"ann": _MINE, "ben": _PARTIAL, "cat": _OWN_WAY, "dan": public, "eli": public}
+    found = partial_copies("nlp.masked_nll", answers, [stub, public])
+    assert [m.students for m in found] == [("ann", "ben")]  # the public solution is boilerplate
+    (m,) = found
+    assert m.share >= 0.7
+    pairs = dict(m.lines)
+    assert pairs["    per_token = lp.gather(2, picked[..., None])[..., 0]"] == (
+        "    tok = logp.gather(2, chosen[..., None])[..., 0]"
+    )
+
+
+def test_the_class_copy_report_flags_crossed_and_published_variant_answers(klass, referee):
+    """bob hands in ada's answers: right for ada's variants, wrong for his own; they are the
+    published answers of ada's variants; a blank notebook is nothing alike."""
+    target, info = klass
+    released = {"nlp.ipynb": _released(target, "nlp")}
+    table = info["variants"]["nlp"]
+    ada, bob, cyd = ROSTER[:3]
+    for student, whose in ((ada, ada), (bob, ada), (cyd, None)):
+        folder = target / "submitted" / student / "nlp"
+        folder.mkdir(parents=True)
+        answers = _answers(released["nlp.ipynb"], table[whose]) if whose else {}
+        nbformat.write(_fill(released["nlp.ipynb"], answers), folder / "nlp.ipynb")
+    try:
+        report = similar(target, "nlp", released, referee)
+    finally:
+        shutil.rmtree(target / "submitted")
+    varied = [q for q in table[ada] if table[ada][q] != table[bob][q]]
+    assert varied
+    crossed = {(c.student, c.question): c for c in report.crossed}
+    assert set(crossed) == {(bob, q) for q in varied}
+    for q in varied:
+        c = crossed[bob, q]
+        assert (c.own, c.other) == (table[bob][q], table[ada][q]) and ada in c.holders
+    for q in table[ada]:
+        key = f"{q}:@student"
+        assert report.groups[key] == [[ada, bob]]
+        assert (ada, f"variant {table[ada][q]}") in report.published[key]
+    assert cyd not in str(report)

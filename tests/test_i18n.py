@@ -95,7 +95,7 @@ INSTRUCTOR_MODULES = {
     "grading/_grade.py",
     "grading/_sandbox.py",
     "grading/_scan.py",
-    "grading/_similar.py",
+    "copies/_similar.py",
     "grading/_worker.py",
     "grading/_frames.py",
     "grading/_job.py",

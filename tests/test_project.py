@@ -24,9 +24,16 @@ def pyproject_deps():
 def conda_deps():
     env = yaml.safe_load((ROOT / "environment.yml").read_text())
     deps = {}
-    for item in env["dependencies"]:
-        if not isinstance(item, str):
-            continue
+    items = [i for i in env["dependencies"] if isinstance(i, str)]
+    items += [
+        i
+        for d in env["dependencies"]
+        if isinstance(d, dict)
+        for i in d.get("pip", [])
+        if not i.startswith("-")
+    ]  # what conda-forge lacks comes from pip
+    for item in items:
+        item = item.split("#")[0].strip()
         name, spec = re.match(r"([A-Za-z0-9_.-]+)\s*(.*)", item).groups()
         if name in ("python", "pip"):
             continue

@@ -194,9 +194,9 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _similar(args: argparse.Namespace) -> int:
+    from ..copies._similar import similar
     from ..course._course import course_root, known_assignment, nbgrader_api
     from ..grading._grade import _release_notebooks
-    from ..grading._similar import similar
 
     root = course_root(args.course)
     known_assignment(root, args.assignment)
@@ -219,7 +219,9 @@ def _similar(args: argparse.Namespace) -> int:
                 f"  {key}: {student}'s answer reaches into the course ({name}); grading "
                 "refuses it, but ask where it came from"
             )
-    if not report.groups and not report.published and not report.internals:
+    if not (
+        report.groups or report.partial or report.published or report.internals or report.crossed
+    ):
         print("  nothing alike.")
     return 0
 

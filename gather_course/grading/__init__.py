@@ -4,7 +4,7 @@ Student code runs only in :mod:`._worker`'s job processes (in bubblewrap's sandb
 it is there), started and fed by :mod:`._sandbox`. Everything else here runs in the
 instructor's process and never runs student code: :mod:`._referee` judges one submission
 from plain data, :mod:`._scan` reads its source, :mod:`._grade` grades a class into
-nbgrader's gradebook, :mod:`._classes` releases class variants, :mod:`._similar` writes
-the copy report, and :mod:`.nbgrader_plugins` hooks into nbgrader. docs/architecture.md
-draws the border.
+nbgrader's gradebook, :mod:`._classes` releases each student's own variants, and
+:mod:`.nbgrader_plugins` hooks into nbgrader. The copy report is not here: it is
+:mod:`gather_course.copies`. docs/architecture.md draws the border.
 """

@@ -40,11 +40,11 @@ SOLVER = Path("tests") / "variant_solutions.py"  # in a course checkout, never i
 Solver = Callable[[str, dict[str, str]], str]
 
 
-def _solver(root: Path) -> Solver | None:
-    """``solution_code(qid, params)`` of the course checkout's variant answers, if it has them."""
+def load_solver(path: Path) -> Solver | None:
+    """``solution_code(qid, params)`` of a course checkout's variant answers (the file
+    ``tests/variant_solutions.py``), or None where there is no such file."""
     import importlib.util
 
-    path = root / SOLVER
     if not path.is_file():
         return None
     spec = importlib.util.spec_from_file_location("_gather_course_variant_solutions", path)
@@ -261,7 +261,7 @@ def release_class(
         shutil.copy2(extra, target / SOURCE / extra.name)
     variants: dict[str, dict[str, dict[str, str]]] = {}
     written = []
-    solver = _solver(root)
+    solver = load_solver(root / SOLVER)
     for name in assignments(root):
         (target / SOURCE / name).mkdir()
         for path in sorted((root / SOURCE / name).glob("*.ipynb")):
@@ -271,7 +271,9 @@ def release_class(
             written.append(out)
             variants[name] = {
                 student: {
-                    qid.partition(":")[0]: exercise(qid.partition(":")[0]).pick_variant(key, student)
+                    qid.partition(":")[0]: exercise(qid.partition(":")[0]).pick_variant(
+                        key, student
+                    )
                     for _gid, qid, _points in graded_cells(nb)
                 }
                 for student in roster
@@ -285,6 +287,7 @@ def release_class(
         "key": key,
         "roster": roster,
         "preview": preview,
+        "solver": str((root / SOLVER).resolve()) if solver else None,  # for the copy report
         "variants": variants,
     }
     (target / CLASS_FILE).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")

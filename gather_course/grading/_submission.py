@@ -97,9 +97,7 @@ def read_submission(nb: Any, reference: Any) -> Submission:
 
 # exercise("qid") or exercise("qid", "variant"): a variant is "public" or knob=choice pairs;
 # mine.exercise("qid") in a class release: each student's own variant (_classroom)
-_EXERCISE = re.compile(
-    r"""(\bmine\.)?exercise\(["']([\w.]+)["'](?:\s*,\s*["']([\w=,]+)["'])?\)"""
-)
+_EXERCISE = re.compile(r"""(\bmine\.)?exercise\(["']([\w.]+)["'](?:\s*,\s*["']([\w=,]+)["'])?\)""")
 OWN = "@student"  # graded_cells' variant for "each student's own"
 
 

@@ -1,5 +1,7 @@
 """The copy report: submissions whose answers are the same code once names, comments and
-layout are set aside, answers that match a published solution, and answers that reach for
+layout are set aside, partial copies (:mod:`._fingerprints`), answers that match a published
+solution (the public one, or the published answer of any class variant), answers right for a
+classmate's variant and wrong for their own (:mod:`._crossed`), and answers that reach for
 the course itself (its question bank, solutions or grader). It changes no score.
 
 Each answer is reduced to its function's syntax tree with the learner's own names (arguments,
@@ -15,21 +17,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..grading import _scan
+from ..grading._classes import CLASS_FILE, Solver, load_solver
+from ..grading._submission import graded_cells
 from ..questions import exercise
-from . import _scan
-from ._submission import graded_cells
+from ._crossed import Crossed, crossed
+from ._fingerprints import Match, partial_copies
 
 _KEEP = set(dir(builtins))
 
 
 @dataclass
 class SimilarReport:
-    """Groups of students with the same answer, per question; matches of published solutions;
-    answers that reach into the course (student, what they reach for)."""
+    """Groups of students with the same answer, per question; partial copies; matches of
+    published solutions (student, which); answers that reach into the course (student, what
+    they reach for); answers right for a classmate's variant."""
 
     groups: dict[str, list[list[str]]] = field(default_factory=dict)
+    partial: list[Match] = field(default_factory=list)
     published: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     internals: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    crossed: list[Crossed] = field(default_factory=list)
 
 
 class _Rename(ast.NodeTransformer):
@@ -99,12 +107,35 @@ def _answers(nb: Any) -> dict[str, str]:
     return found
 
 
-def similar(root: Path, assignment: str, released: dict[str, Any]) -> SimilarReport:
-    """Compare every submission of ``assignment`` with the others and the published solutions."""
+def _published(qid: str, solver: Solver | None) -> dict[str, str]:
+    """{which: code} of the published answers to ``qid``: the public solution, and with the
+    course checkout's solver, every class variant's."""
+    public = exercise(qid)
+    found = {"public": public.solution_code}
+    if solver is not None and public.family is not None:
+        for params in public.family.every()[1:]:
+            found[f"variant {public.family.name(params)}"] = solver(qid, params)
+    return found
+
+
+def similar(
+    root: Path, assignment: str, released: dict[str, Any], referee: Any = None
+) -> SimilarReport:
+    """Compare every submission of ``assignment`` with the others and the published answers.
+
+    With a ``referee`` and a class release whose students have their own variants, answers
+    that fail their own variant are judged against their classmates' too.
+    """
+    import json
+
     import nbformat
 
+    info_path = root / CLASS_FILE
+    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
+    solver = load_solver(Path(info["solver"])) if info.get("solver") else None
     report = SimilarReport()
     shapes: dict[str, dict[str, list[str]]] = {}
+    sources: dict[str, dict[str, str]] = {}
     for folder in sorted((root / "submitted").glob(f"*/{assignment}")):
         student = folder.parent.name
         for name in released:
@@ -120,16 +151,30 @@ def similar(root: Path, assignment: str, released: dict[str, Any]) -> SimilarRep
                 shape = normalise(source, exercise(qid).name)
                 if shape:
                     shapes.setdefault(key, {}).setdefault(shape, []).append(student)
+                    sources.setdefault(key, {})[student] = source
+    stubs = {k: v for nb in released.values() for k, v in _answers(nb).items()}
     for key, by_shape in shapes.items():
         qid, _, variant = key.partition(":")
-        public = exercise(qid)
-        published = {"public": public.solution_code}  # the bank holds no variant's answer
-        solutions = {normalise(code, public.name): name for name, code in published.items()}
+        published = _published(qid, solver)
+        solutions = {
+            normalise(code, exercise(qid).name): which for which, code in published.items()
+        }
+        same = set()
         for shape, students in by_shape.items():
             if len(students) > 1:
                 report.groups.setdefault(key, []).append(sorted(students))
+                same |= {frozenset((a, b)) for a in students for b in students if a != b}
             if shape in solutions:
                 report.published.setdefault(key, []).extend(
                     (s, solutions[shape]) for s in sorted(students)
                 )
+        boilerplate = [stubs.get(key, ""), exercise(qid).solution_code]
+        report.partial += [
+            m
+            for m in partial_copies(key, sources.get(key, {}), boilerplate)
+            if frozenset(m.students) not in same
+        ]
+    table = info.get("variants", {}).get(assignment)
+    if referee is not None and table:
+        report.crossed = crossed(referee, root, assignment, released, table)
     return report
