@@ -117,3 +117,14 @@ def test_in_a_class_hints_and_solutions_refuse(monkeypatch):
         with pytest.raises(GatherCourseError, match="turned off in this class"):
             call()
     assert q.check(solution_fn(q)).passed  # checking still works
+
+
+def test_the_instructor_guide_lists_every_questions_knobs_as_they_are():
+    guide = (ROOT / "docs" / "instructor-guide.md").read_text()
+    total = 0
+    for qid in WITH_KNOBS:
+        family = exercise(qid).family
+        knobs = "; ".join(f"{k}: {' / '.join(v)}" for k, v in family.knobs.items())
+        assert f"| `{qid}` | {family.count} | {knobs} |" in guide, qid
+        total += family.count
+    assert f"each of the {total} variants" in guide

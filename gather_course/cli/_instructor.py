@@ -197,12 +197,18 @@ def _similar(args: argparse.Namespace) -> int:
     from ..copies._similar import similar
     from ..course._course import course_root, known_assignment, nbgrader_api
     from ..grading._grade import _release_notebooks
+    from ..grading._referee import Referee
+    from ..grading._sandbox import Worker
 
     root = course_root(args.course)
     known_assignment(root, args.assignment)
     with nbgrader_api(root) as api:
         released = _release_notebooks(root, api, args.assignment)
-    report = similar(root, args.assignment, released)
+    referee = Referee(Worker)  # runs answers against classmates' variants, sandboxed
+    try:
+        report = similar(root, args.assignment, released, referee)
+    finally:
+        referee.close()
     print(f"Copy report for {args.assignment} (it changes no score; look before you act):")
     for key, groups in sorted(report.groups.items()):
         for students in groups:
@@ -210,9 +216,20 @@ def _similar(args: argparse.Namespace) -> int:
                 f"  {key}: {', '.join(students)} wrote the same code (names, comments and "
                 "layout set aside)"
             )
+    for m in report.partial:
+        a, b = m.students
+        print(f"  {m.question}: {a} and {b} share {m.share:.0%} of their code; shared lines:")
+        width = max(len(left) for left, _right in m.lines)
+        for left, right in m.lines:
+            print(f"      {left:{width}} | {right}")
     for key, matches in sorted(report.published.items()):
         for student, which in matches:
-            print(f"  {key}: {student}'s answer is the published {which} solution")
+            print(f"  {key}: {student}'s answer is the published {which} answer")
+    for c in report.crossed:
+        print(
+            f"  {c.question}: {c.student}'s answer fails their own variant ({c.own}) and is "
+            f"right for {c.other}, the variant of {', '.join(c.holders)}"
+        )
     for key, reached in sorted(report.internals.items()):
         for student, name in reached:
             print(

@@ -10,13 +10,12 @@ sharing it says nothing. Answers of a few tokens are left out: everyone writes
 
 from __future__ import annotations
 
-import io
 from dataclasses import dataclass, field
 from typing import Any
 
 K = 12  # characters of filtered code per k-gram (copydetect's default, 25, misses a line)
 WINDOW = 4
-SHARE = 0.7  # of both answers' fingerprinted code
+SHARE = 0.5  # of both answers' fingerprinted code (honest answers share under 0.2 here)
 MIN_CHARS = 50  # of filtered code: shorter answers are too short to tell anything
 
 
@@ -30,18 +29,41 @@ class Match:
     lines: list[tuple[str, str]] = field(default_factory=list)  # shared lines, side by side
 
 
-def _fingerprint(code: str, boilerplate: frozenset = frozenset()) -> Any:
-    """copydetect's fingerprint of ``code``, less the ``boilerplate`` fingerprints (removed
-    here: copydetect's own removal assumes a document never repeats a k-gram)."""
-    from copydetect import CodeFingerprint
-    from copydetect.utils import get_token_coverage
+@dataclass
+class _Print:
+    """What copydetect's ``compare_files`` reads of a fingerprint."""
 
-    fp = CodeFingerprint("answer.py", K, WINDOW, fp=io.StringIO(code), language="python")
-    if boilerplate:
-        fp.hashes = fp.hashes - boilerplate
-        fp.hash_idx = {h: i for h, i in fp.hash_idx.items() if h not in boilerplate}
-        fp.token_coverage = get_token_coverage(fp.hash_idx, K, len(fp.filtered_code))
-    return fp
+    filtered_code: str
+    offsets: Any
+    hashes: set
+    hash_idx: dict
+    k: int
+    token_coverage: int
+
+
+def _fingerprint(code: str, boilerplate: frozenset = frozenset()) -> _Print:
+    """copydetect's fingerprint of ``code`` (its filtering and winnowing), with k-grams hashed
+    by CRC-32 (copydetect's ``hash()`` changes from one process to the next, and with it the
+    report), less the ``boilerplate`` fingerprints."""
+    import zlib
+
+    import numpy as np
+    from copydetect.utils import filter_code, get_token_coverage, winnow
+
+    filtered, offsets = filter_code(code, "answer.py", "python")
+    grams = [filtered[i : i + K] for i in range(len(filtered) - K + 1)]
+    hashes = np.array([zlib.crc32(g.encode()) for g in grams], dtype=np.int64)
+    if len(hashes):
+        picked, idx = winnow(hashes, WINDOW, remove_duplicates=False)
+    else:
+        picked, idx = hashes, np.array([], dtype=np.int64)
+    where: dict[int, list[int]] = {}
+    for h, i in zip(picked.tolist(), idx.tolist()):
+        if h not in boilerplate:
+            where.setdefault(h, []).append(i)
+    return _Print(
+        filtered, offsets, set(where), where, K, get_token_coverage(where, K, len(filtered))
+    )
 
 
 def _lines(code: str, slices: Any) -> list[str]:
