@@ -138,7 +138,9 @@ def lab(chromium_path, tmp_path_factory):
         JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
         IPYTHONDIR=str(tmp / "ipython"),
         PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+        GATHER_COURSE_STUDENT=CLASS_STUDENT,  # a class notebook's student (public ones ignore it)
     )
+    env.pop("JUPYTERHUB_USER", None)
     _settings(tmp / "config")
     port, token = _free_port(), secrets.token_hex(16)
     work = tmp / "work"
@@ -525,6 +527,44 @@ def test_run_all_on_a_blank_exercise_shows_a_verdict_under_every_test_cell(lab, 
             f"test cell {i} shows no not-attempted verdict:\n{shown}"
         )
         assert_no_library_frames(shown, f"test cell {i}'s verdict")
+
+
+CLASS_STUDENT = "lin_wei"
+
+
+def test_a_class_notebook_shows_the_students_own_task_and_checks_it(lab, page, tmp_path):
+    """A class release's notebook, opened by the student lin_wei: Run All shows her own task
+    under each task cell and a verdict on her own variant; her own answer then passes."""
+    from gather_course import exercise
+    from gather_course.course._course import course_root
+    from gather_course.grading._classes import release_class
+    from tests.variant_solutions import solution_code
+
+    info = release_class(course_root(ROOT), 5, tmp_path / "class", ["ann", CLASS_STUDENT], False)
+    shutil.copy(
+        tmp_path / "class" / "exercises" / "basics" / "basics.ipynb", lab.work / "klass.ipynb"
+    )
+    mine = exercise(
+        "basics.pick_per_row", info["variants"]["basics"][CLASS_STUDENT]["basics.pick_per_row"]
+    )
+    nb = Notebook(page, lab, "klass.ipynb")
+    nb.restart_run_all()
+    shown = {i: nb.output_text(i) for i in nb.cells_json}
+    task = next(
+        i for i, c in nb.cells_json.items() if source(c) == 'mine.exercise("basics.pick_per_row")'
+    )
+    nb.shot("class_own_task", cell=task, block="start")
+    assert mine.task in shown[task] and mine.signature in shown[task], shown[task]
+    assert not nb.error_outputs(task)
+    answer, test = _question_cells(nb.cells_json, "pick_per_row")
+    assert "Not attempted" in shown[test], shown[test]
+    assert_no_library_frames(shown[test], "the class verdict")
+    code = solution_code(mine.qid, mine.params).replace(
+        f"def {mine.signature}", "def pick_per_row(x, cols)"
+    )
+    code = code.replace("rows", "cols") if "rows" in mine.args else code
+    right = answer_and_test(nb, answer, test, code.rstrip(), "class_own_answer")
+    assert "✅" in right and "basics.pick_per_row" in right, right
 
 
 def test_a_chinese_exercise_speaks_chinese_without_any_setting(lab, page):

@@ -394,3 +394,11 @@ def test_a_class_with_its_own_variants_graded_and_reported_end_to_end(tmp_path):
     assert "not on the class roster" in done.stdout
     report = cli("similar", "basics", "--course", str(target)).stdout
     assert f"{bob}'s answer fails their own variant" in report and ada in report
+
+
+def test_a_class_release_made_again_is_byte_identical(klass, tmp_path):
+    target, info = klass
+    again = tmp_path / "again"
+    release_class(course_root(ROOT), SEED, again, ROSTER, execute=False)
+    assert _digest(again / "exercises") == _digest(target / "exercises")
+    assert json.loads((again / "class.json").read_text()) == info

@@ -192,22 +192,33 @@ def _masking(p):
 
 
 def _restore(p):
-    ids = "ids_shuffle" if p["given"] == "shuffle" else "ids_restore"
-    code = f"def restore_sequence(x_visible, mask_token, {ids}):\n"
-    if p["layout"] == "LND":
-        code += f"    x_visible, {ids} = x_visible.transpose(0, 1), {ids}.T\n"
-    if p["given"] == "shuffle":
-        code += "    ids_restore = torch.argsort(ids_shuffle, dim=1)\n"
-    tokens = "[tokens, x_visible]" if p["kept"] == "last" else "[x_visible, tokens]"
-    code += (
-        "    N, keep, D = x_visible.shape\n"
-        "    L = ids_restore.shape[1]\n"
-        "    tokens = mask_token.reshape(1, 1, D).expand(N, L - keep, D).to(x_visible.dtype)\n"
-        f"    full = torch.cat({tokens}, dim=1)\n"
-        "    out = full.gather(1, ids_restore.unsqueeze(-1).expand(-1, -1, D))\n"
-    )
+    keep_dim = {"NLD": 1, "LND": 0, "NDL": 2}[p["layout"]]  # where the tokens run
+    code = "def restore_sequence(x_visible, mask_token, ids_restore):\n"
+    if p["layout"] == "NDL":
+        code += (
+            "    N, D, keep = x_visible.shape\n"
+            "    L = ids_restore.shape[1]\n"
+            "    tokens = mask_token.view(1, D, 1).expand(N, D, L - keep).to(x_visible.dtype)\n"
+            "    index = ids_restore.unsqueeze(1).expand(-1, D, -1)  # [N, D, L]\n"
+        )
+    elif p["layout"] == "LND":
+        code += (
+            "    keep, N, D = x_visible.shape\n"
+            "    L = ids_restore.shape[0]\n"
+            "    tokens = mask_token.view(1, 1, D).expand(L - keep, N, D).to(x_visible.dtype)\n"
+            "    index = ids_restore.unsqueeze(-1).expand(-1, -1, D)  # [L, N, D]\n"
+        )
+    else:
+        code += (
+            "    N, keep, D = x_visible.shape\n"
+            "    L = ids_restore.shape[1]\n"
+            "    tokens = mask_token.view(1, 1, D).expand(N, L - keep, D).to(x_visible.dtype)\n"
+            "    index = ids_restore.unsqueeze(-1).expand(-1, -1, D)  # [N, L, D]\n"
+        )
+    parts = "[tokens, x_visible]" if p["kept"] == "last" else "[x_visible, tokens]"
     return code + (
-        "    return out.transpose(0, 1)\n" if p["layout"] == "LND" else "    return out\n"
+        f"    full = torch.cat({parts}, dim={keep_dim})\n"
+        f"    return full.gather({keep_dim}, index)\n"
     )
 
 

@@ -69,11 +69,11 @@ class _TimingRule:
         (in a job process of its own: the template never holds it, no student's process does),
         shared by every referee of this process.
 
-        A class variant's limit is the public solution's, scaled by what the variant's change
-        of layout costs (:func:`_variant_scale`): the bank holds no variant's vectorized
-        answer to time."""
+        A class variant is timed against the public solution (the bank holds no variant's
+        vectorized answer); its limit adds what its change of inputs costs
+        (:func:`_variant_extra`)."""
         if q.variant_name != "public":
-            return self.baseline(exercise(q.qid), seed) * _variant_scale(q, seed)
+            return self.baseline(exercise(q.qid), seed)
         key = _baseline_key(q)
         with _BASELINE_LOCKS.setdefault(key, threading.Lock()):  # once for all referees
             for _attempt in (1, 2):
@@ -95,7 +95,10 @@ class _TimingRule:
         if not q.timing:
             return
         ref = self.baseline(q, seed)
-        got, last = self._growth(sub.cells, q, seed, cpu_cap=_CAP_MARGIN * q.timing_factor * ref)
+        factor = q.timing_factor
+        if q.variant_name != "public":
+            factor += _variant_extra(q, seed)
+        got, last = self._growth(sub.cells, q, seed, cpu_cap=_CAP_MARGIN * factor * ref)
         if got < 0:
             raise _Failure(
                 Tier.NOT_VECTORIZED,
@@ -115,9 +118,9 @@ class _TimingRule:
                 ).format(size=_size_text(q.timing)),
                 [],
             )
-        if got == float("inf") or got > q.timing_factor * ref:
+        if got == float("inf") or got > factor * ref:
             shown = (
-                _("more than {limit} s").format(limit=f"{q.timing_factor * ref:.2f}")
+                _("more than {limit} s").format(limit=f"{factor * ref:.2f}")
                 if got == float("inf")
                 else f"{got:.2f} s"
             )
@@ -137,7 +140,7 @@ class _TimingRule:
                         ),
                     ),
                     (N_("the course's solution"), f"{ref:.3f} s"),
-                    (N_("the limit"), f"{q.timing_factor:g} × {ref:.3f} s"),
+                    (N_("the limit"), f"{factor:.3g} × {ref:.3f} s"),
                 ],
             )
         self._check_large_answer(q, last, seed)
@@ -219,39 +222,52 @@ def _solution_on(q: Question, seed: int) -> Any:
     return answer
 
 
-_SCALES: dict[tuple[str, str], float] = {}
+_EXTRAS: dict[tuple[str, str], float] = {}
+_EXTRA_LOCK = threading.Lock()
 
 
-def _variant_scale(q: Question, seed: int) -> float:
-    """How much more CPU a class variant's input costs the public solution, reached through
-    the variant's change of layout (its ``to_public`` and ``from_public``: an argsort, a
-    transposed read), than the public input does: at least 1, timed here (best of 5 each),
-    once per variant. A variant whose answer sorts, say, gets that sort in its limit."""
+def _variant_extra(q: Question, seed: int) -> float:
+    """What a class variant's change of inputs and of answer costs (its ``to_public`` and
+    ``from_public``: an argsort, a copy), as a multiple of the public solution's time on the
+    public input: added to the question's factor. Timed here, best of 5 each, once per
+    variant. A variant whose answer must sort, say, gets that sort in its limit; a mere
+    change of layout gets next to nothing, so a loop stays as far above it as on the public
+    question."""
     key = (q.qid, q.variant_name)
-    if key not in _SCALES:
-        import time
+    with _EXTRA_LOCK:
+        if key not in _EXTRAS:
+            threads = torch.get_num_threads()
+            torch.set_num_threads(1)  # as the workers run: one thread
+            try:
+                _EXTRAS[key] = _measure_extra(q, seed)
+            finally:
+                torch.set_num_threads(threads)
+    return _EXTRAS[key]
 
-        public, v = exercise(q.qid), q.shown
-        namespace: dict[str, Any] = {}
-        for cell in _reference_cells(public):
-            exec(cell, namespace)  # noqa: S102 - the course's own solution text
-        solution = namespace[q.name]
-        gen = torch.Generator().manual_seed(seed)
-        mine = q.build(gen, q.timing or {}).inputs
-        theirs = public.build(torch.Generator().manual_seed(seed), public.timing or {}).inputs
 
-        def best(call: Any) -> float:
-            times = []
-            for _ in range(5):
-                started = time.process_time()
-                call()
-                times.append(time.process_time() - started)
-            return min(times)
+def _measure_extra(q: Question, seed: int) -> float:
+    import time
 
-        plain = best(lambda: solution(*theirs.values()))
-        routed = best(lambda: v.from_public(solution(*v.to_public(mine).values())))
-        _SCALES[key] = max(1.0, routed / max(plain, 1e-6))
-    return _SCALES[key]
+    public, v = exercise(q.qid), q.shown
+    namespace: dict[str, Any] = {}
+    for cell in _reference_cells(public):
+        exec(cell, namespace)  # noqa: S102 - the course's own solution text
+    solution = namespace[q.name]
+    mine = q.build(torch.Generator().manual_seed(seed), q.timing or {}).inputs
+    theirs = public.build(torch.Generator().manual_seed(seed), public.timing or {}).inputs
+
+    def best(call: Any) -> float:
+        times = []
+        for _round in range(5):
+            started = time.process_time()
+            call()
+            times.append(time.process_time() - started)
+        return min(times)
+
+    plain = best(lambda: solution(*theirs.values()))
+    answer = solution(*v.to_public(mine).values())
+    changes = best(lambda: v.to_public(mine)) + best(lambda: v.from_public(answer))
+    return changes / max(plain, 1e-6)
 
 
 def _size_text(sizes: dict) -> str:

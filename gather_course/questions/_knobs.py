@@ -68,6 +68,7 @@ class Family:
 
     knobs: dict[str, tuple[str, ...]]
     build: Callable[[dict[str, str]], Variant] | None
+    few: str = ""  # why the knobs make fewer than eight variants, when they do
 
     @property
     def count(self) -> int:
