@@ -96,13 +96,14 @@ _OFF = N_(
 )
 
 
-def _task_cell(source: str, public: Question, tr: Callable[[str], str]) -> str:
-    """The public task cell with the task itself left to the cell below it, no hint line."""
+def _task_cell(source: str, public: Question, tr: Callable[[str], str], own: bool) -> str:
+    """The public task cell with no hint line; for a question with variants (``own``), the
+    task itself is left to the cell below it."""
     kept = []
     for part in source.split("\n\n"):
         if ".hint(" in part:
             continue
-        if public.task_text(tr) in part:
+        if own and public.task_text(tr) in part:
             part = tr(_OWN_TASK).format(name=public.name)
         kept.append(part)
     return "\n\n".join([*kept, tr(_OFF)])
@@ -144,15 +145,18 @@ def _class_notebook(nb: Any, key: str, tags: list[str], preview: str, solver: So
         public = exercise(qid)
         q = exercise(qid, public.pick_variant(key, preview))
         shown[qid] = q.variant_name
+        own = public.family is not None  # a question without variants stays the public one
         test = cells[gid]
-        test.source = test.source.replace(f'exercise("{qid}")', f'mine.exercise("{qid}")')
+        if own:
+            test.source = test.source.replace(f'exercise("{qid}")', f'mine.exercise("{qid}")')
         answer = cells.get(public.name)
         if answer is not None:
             answer.source = _answer_cell_for(q, public, solver)
         task = cells.get(f"task_{public.name}")
         if task is not None:
-            task.source = _task_cell(task.source, public, tr)
-            nb.cells.insert(nb.cells.index(task) + 1, _variant_cell(nbformat, task, public))
+            task.source = _task_cell(task.source, public, tr, own)
+            if own:
+                nb.cells.insert(nb.cells.index(task) + 1, _variant_cell(nbformat, task, public))
     nb.metadata.setdefault("gather_course", {})["class_release"] = True
     for cell in nb.cells:  # executed afresh by the release
         if cell.cell_type == "code":

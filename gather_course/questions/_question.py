@@ -256,10 +256,20 @@ class Question:
         write = _("Write `{signature}`: {task}").format(
             signature=self.signature, task=self.task_text()
         )
-        return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{rules}" + _(
-            "Check it with `exercise({qid}).check({name})`; "
-            "`.hint()` and `.solution()` help when stuck."
-        ).format(qid=repr(self.qid), name=self.name)
+        check = (
+            _(
+                "Check it with `exercise({qid}).check({name})`; "
+                "`.hint()` and `.solution()` help when stuck."
+            )
+            if self.variant_name == "public"
+            else _(
+                "This is your own variant ({variant}): the test cell below checks it. Hints "
+                "and solutions are for the public question only."
+            )
+        )
+        return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{rules}" + check.format(
+            qid=repr(self.qid), name=self.name, variant=self.variant_name
+        )
 
     def __repr__(self) -> str:
         return f"<exercise {self.qid}: {self.signature}>"
