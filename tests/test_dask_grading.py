@@ -7,7 +7,6 @@ import contextlib
 import csv
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -15,7 +14,6 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from gather_course.grading._sandbox import isolation
@@ -30,22 +28,7 @@ DASK = Path(sys.executable).parent / "dask"
 
 def _course(base: Path, n: int) -> Path:
     """A course copy with ``n`` submissions of basics, the kinds above in turn."""
-    root = base / "course"
-    root.mkdir()
-    for folder in ("solutions", "exercises"):
-        shutil.copytree(ROOT / folder, root / folder)
-    shutil.copy2(ROOT / "nbgrader_config.py", root)
-    subs = e2e._submissions("basics", root)
-    for i in range(n):
-        kind = KINDS[i % len(KINDS)]
-        folder = root / "submitted" / f"s{i:02d}_{kind}" / "basics"
-        folder.mkdir(parents=True)
-        nb = subs[kind]
-        if isinstance(nb, str):
-            (folder / "basics.ipynb").write_text(nb)
-        else:
-            nbformat.write(nb, folder / "basics.ipynb")
-    return root
+    return e2e.class_of(base, [KINDS[i % len(KINDS)] for i in range(n)])
 
 
 def _grade(root: Path, scheduler: str, **popen) -> subprocess.Popen:

@@ -184,6 +184,26 @@ NOISY = (
 )
 
 
+def class_of(base: Path, kinds: list[str]) -> Path:
+    """A course copy under ``base`` with one basics submission per entry of ``kinds`` (the
+    names of :func:`_submissions`), in ``submitted/s00000_<kind>/`` and so on."""
+    root = base / "course"
+    root.mkdir()
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder)
+    shutil.copy2(ROOT / "nbgrader_config.py", root)
+    subs = _submissions("basics", root)
+    for i, kind in enumerate(kinds):
+        folder = root / "submitted" / f"s{i:05d}_{kind}" / "basics"
+        folder.mkdir(parents=True)
+        nb = subs[kind]
+        if isinstance(nb, str):
+            (folder / "basics.ipynb").write_text(nb)
+        else:
+            nbformat.write(nb, folder / "basics.ipynb")
+    return root
+
+
 def _submissions(assignment: str, root: Path) -> dict[str, object]:
     student_nb = nbformat.read(ROOT / "exercises" / assignment / f"{assignment}.ipynb", 4)
     qs = _questions(student_nb)
