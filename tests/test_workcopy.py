@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -86,9 +88,47 @@ def test_the_default_folder_is_in_the_learners_home(tmp_path, monkeypatch):
 def test_lab_command_adds_the_learner_settings_in_front(tmp_path, monkeypatch):
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", "/site/config")
     command, env = lab_command(tmp_path, ["--no-browser"])
-    assert command[:2] == ["jupyter", "lab"] and command[-1] == "--no-browser"
+    assert command[:4] == [sys.executable, "-m", "jupyter", "lab"]
+    assert command[-1] == "--no-browser"
     assert f"--ServerApp.root_dir={tmp_path}" in command
     assert env["JUPYTER_CONFIG_PATH"].split(os.pathsep) == [str(LEARNER_CONFIG), "/site/config"]
+    assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)
+
+
+@pytest.mark.parametrize("root", [True, False])
+def test_lab_command_allows_root_only_as_root(tmp_path, monkeypatch, root):
+    from gather_course.course import _workcopy
+
+    monkeypatch.setattr(_workcopy, "running_as_root", lambda: root)
+    command, _env = lab_command(tmp_path, [])
+    assert ("--allow-root" in command) == root
+    command, _env = lab_command(tmp_path, ["--allow-root"])
+    assert command.count("--allow-root") == 1
+
+
+def test_start_runs_jupyterlab_through_its_own_python_without_an_active_environment(tmp_path):
+    """An environment used without activating it (its bin/ not on PATH), as with pipx:
+    ``start`` still finds JupyterLab, through the interpreter it runs on."""
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV",)}
+    env["PATH"] = "/usr/bin:/bin"  # no jupyter of this environment on it
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gather_course.cli",
+            "start",
+            str(tmp_path / "w"),
+            "--",
+            "--version",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert re.search(r"^\d+\.\d+", done.stdout.splitlines()[-1]), done.stdout
 
 
 def test_learner_settings_switch_off_nbgrader_screens_that_exist():

@@ -88,7 +88,7 @@ def _check_report(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from ..course._workcopy import DEFAULT_DIR, lab_command, make_working_copy
+    from ..course._workcopy import DEFAULT_DIR, lab_command, make_working_copy, running_as_root
 
     copied = make_working_copy(args.dir, lang=args.lang)
     where = copied.folder
@@ -105,15 +105,16 @@ def _start(args: argparse.Namespace) -> int:
         print(_("Open it with: gather-course start {where}").format(where=shown))
         return 0
     command, env = lab_command(where, args.lab_args)
+    if running_as_root():
+        print(_("Running as root (as in a container): JupyterLab starts with --allow-root."))
     print(_("Opening JupyterLab in {where} (stop it with Ctrl+C).").format(where=where), flush=True)
     try:
-        os.execvpe(command[0], command, env)
+        os.execve(command[0], command, env)
     except OSError as exc:
         raise GatherCourseError(
-            _(
-                "could not start JupyterLab ({error}); is the course's environment active "
-                "(. .venv/bin/activate)?"
-            ).format(error=exc)
+            _("could not start JupyterLab with {python} ({error}).").format(
+                python=command[0], error=exc
+            )
         ) from None
     return 0
 

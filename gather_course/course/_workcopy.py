@@ -128,14 +128,30 @@ def _edition_of(marker: Path) -> str | None:
         return "en"
 
 
+def running_as_root() -> bool:
+    """Whether this process is root (the default in Docker and many cloud notebooks)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
 def lab_command(folder: Path, extra: list[str]) -> tuple[list[str], dict[str, str]]:
-    """The ``jupyter lab`` command line and environment that open ``folder`` for a learner."""
+    """The ``jupyter lab`` command line and environment that open ``folder`` for a learner.
+
+    JupyterLab runs through this interpreter (``python -m jupyter lab``), so an environment
+    that is not activated, or pipx's, works as well as an active one; as root it gets
+    ``--allow-root``, which JupyterLab otherwise demands.
+    """
+    import sys
+
     env = dict(os.environ)
     paths = [str(LEARNER_CONFIG)] + [
         p for p in env.get("JUPYTER_CONFIG_PATH", "").split(os.pathsep) if p
     ]
     env["JUPYTER_CONFIG_PATH"] = os.pathsep.join(paths)
-    return ["jupyter", "lab", f"--ServerApp.root_dir={folder}", *extra], env
+    # the environment's other commands (nbgrader's alembic, the kernel's tools) next to it
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
+    root = ["--allow-root"] if running_as_root() and "--allow-root" not in extra else []
+    command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={folder}"]
+    return [*command, *root, *extra], env
 
 
 def exercise_notebooks(folder: Path) -> list[Path]:
