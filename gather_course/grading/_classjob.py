@@ -20,9 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._tier import Tier
+from ..questions import exercise
 from ..questions._result import CheckResult
 from ._referee import Plan, Referee
-from ._submission import OWN, NotGraded, graded_cells, read_submission
+from ._sandbox import GraderBroken
+from ._submission import OWN, NotGraded, Submission, graded_cells, read_submission
 
 
 @dataclass(frozen=True)
@@ -151,6 +154,8 @@ def judge_student(
         verdicts, notes = referee_files(referee, job.files, released, secret, job.variants)
     except NotGraded as exc:
         result["problem"] = str(exc)
+    except GraderBroken:
+        raise  # the grader's own failure: it stops the run, and blames no one
     except Exception as exc:  # noqa: BLE001 - one submission never stops the class
         result["problem"] = (
             f"grading this submission failed ({type(exc).__name__}: "
@@ -164,9 +169,33 @@ def judge_student(
     return result
 
 
+def self_test(referee: Referee, released: dict[str, Any]) -> None:
+    """Grade the course's own solution of the first question once, before any submission:
+    a grader that cannot pass it raises :class:`GraderBroken`, naming what it saw, and
+    grades no one. (A verdict of its timing alone is not held against the grader: a busy
+    machine, not a broken one.)"""
+    for nb in released.values():
+        for _gid, qid, _points in graded_cells(nb):
+            q = exercise(qid.partition(":")[0])
+            mine = Submission([_IMPORTS, q.solution_code])
+            verdict = referee.judge(mine, Plan.make(q.qid, None))
+            if not verdict.passed and verdict.tier != Tier.NOT_VECTORIZED:
+                first = str(verdict).splitlines()[0]
+                raise GraderBroken(
+                    f"the grader fails the course's own solution of {q.qid} ({first}): it "
+                    "would blame every student for its own failure; no one is graded"
+                )
+            return
+
+
+_IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
+
+
 def baselines(referee: Referee, released: dict[str, Any], secret: int) -> None:
-    """Time the course's solutions before any submission runs on this referee's machine:
-    no student's job can touch the measurement every verdict is compared with."""
+    """Check the grader on the course's own solution (:func:`self_test`), then time the
+    solutions before any submission runs on this referee's machine: no student's job can
+    touch the measurement every verdict is compared with."""
+    self_test(referee, released)
     for nb in released.values():
         for _gid, qid, _points in graded_cells(nb):
             plan = Plan.make(qid.replace(f":{OWN}", ""), secret)  # the public baseline

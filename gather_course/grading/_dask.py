@@ -23,7 +23,7 @@ from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_wo
 from .._errors import GatherCourseError
 from ._classjob import StudentJob, baselines, judge_student
 from ._referee import CALL_LIMIT, Referee
-from ._sandbox import SANDBOX, Worker, isolation
+from ._sandbox import SANDBOX, GraderBroken, Worker, isolation
 
 PLUGIN = "gather-course-referees"
 _CONNECT = 20  # seconds to reach a scheduler before saying it is not there
@@ -161,6 +161,8 @@ class DaskPool:
                 student = futures.pop(future)
                 try:
                     result = future.result()
+                except GraderBroken as exc:  # the grader's own failure: stop, blame no one
+                    raise GraderBroken(f"on a Dask worker, {exc}") from None
                 except Exception as exc:
                     if _gone(exc):
                         raise

@@ -31,7 +31,7 @@ from ..questions._question import Question
 from ..questions._result import NEVER_RAN, OPS_GROW, CheckResult, _Failure
 from . import _scan
 from ._jobdata import _load, _outcome, _payload
-from ._sandbox import Worker, WorkerDied
+from ._sandbox import GraderBroken, Worker, WorkerDied, WorkerStartFailed, start_problem
 from ._submission import NotGraded, Submission
 from ._timing import _TimingRule
 
@@ -111,6 +111,12 @@ class Referee(_TimingRule):
             self._worker = self._factory()
         return self._worker
 
+    def _worker_for_job(self) -> Worker:
+        try:
+            return self.worker
+        except OSError as exc:  # the worker's command itself could not be run
+            raise GraderBroken(start_problem(f"{type(exc).__name__}: {exc}")) from None
+
     def close(self) -> None:
         if self._worker is not None:
             self._worker.close()
@@ -139,10 +145,17 @@ class Referee(_TimingRule):
         payload = _payload(calls) if calls else b""
         for attempt in (1, 2):  # a worker an earlier job damaged is not this student's fault
             try:
-                reply, data = self.worker.run(header, payload, later)
+                reply, data = self._worker_for_job().run(header, payload, later)
+            except WorkerStartFailed as exc:
+                self._worker = None
+                raise GraderBroken(start_problem(str(exc))) from None
             except WorkerDied as exc:
                 self._worker = None
-                raise NotGraded(f"the submission stopped its grading worker ({exc})") from None
+                if attempt == 1:
+                    continue  # it may have died of something else: once more, on a fresh one
+                raise NotGraded(
+                    f"the submission stopped its grading worker, twice ({exc})"
+                ) from None
             if not str(reply.get("status", "")).startswith("grader"):
                 break
             self.close()
@@ -216,7 +229,7 @@ class Referee(_TimingRule):
                 self._timing(q, sub, plan.timing_seed)
         except _Failure as failure:
             return failure.result(q)
-        except NotGraded:
+        except (NotGraded, GraderBroken):
             raise
         except Exception as exc:  # noqa: BLE001 - whatever the worker sent broke the judging
             raise NotGraded(

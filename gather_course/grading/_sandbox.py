@@ -199,6 +199,36 @@ class WorkerDied(Exception):
     """The worker process ended or stopped answering; the job it had is lost."""
 
 
+class WorkerStartFailed(WorkerDied):
+    """The worker never became ready: the grader's problem, before any job was sent."""
+
+
+class GraderBroken(GatherCourseError):
+    """The grader cannot grade here: no submission is to blame, and none is judged."""
+
+
+def start_problem(why: str) -> str:
+    """What a worker that did not start says, with its likely cause and what to do."""
+    if "ModuleNotFoundError" in why or "ImportError" in why:
+        return (
+            f"the grading worker cannot import what it needs ({why}). Install the course "
+            "into the environment that runs gather-course (pip install -e .), and do not "
+            "point PYTHONPATH at another copy of it."
+        )
+    if "bwrap" in why:
+        return (
+            f"the sandbox refused to start the grading worker ({why}). On Ubuntu 24.04, "
+            "`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0` (docs/grading.md); "
+            "or grade without it: GATHER_COURSE_NO_SANDBOX=1."
+        )
+    if "MemoryError" in why or "Cannot allocate memory" in why:
+        return (
+            f"the grading worker ran out of memory while starting ({why}); free memory or "
+            "grade with fewer --jobs."
+        )
+    return f"the grading worker did not start ({why})."
+
+
 def _spawn(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
     """Run ``start`` on one long-lived thread of this process.
 
@@ -258,7 +288,7 @@ class Worker:
                 argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,  # read only if it never starts (then it says why)
                 env=env,
                 cwd="/",
                 start_new_session=True,
@@ -267,15 +297,27 @@ class Worker:
         assert self._proc.stdin and self._proc.stdout
         self._in, self._out = self._proc.stdin.fileno(), self._proc.stdout.fileno()
         self._ready = False  # its hello is read by the first run: start-up overlaps
+        self._said = ""  # its stderr, kept if it ends before it is ready
         self._held: list[str] = []  # the timing inputs the supervisor holds (its _HELD)
 
     def _wait_ready(self) -> None:
         if not self._ready:
-            hello = self._receive(timeout=120)[0]
+            try:
+                hello = self._receive(timeout=120)[0]
+            except WorkerDied as exc:
+                raise WorkerStartFailed(self._last_words() or str(exc)) from None
             if not hello.get("ready"):
+                why = self._last_words() or hello.get("why", "no reason given")
                 self.close()
-                raise WorkerDied(f"did not start ({hello.get('why', 'no reason given')})")
+                raise WorkerStartFailed(why)
             self._ready = True
+            self._proc.stderr.close()  # past this point the worker writes nothing there
+
+    def _last_words(self) -> str:
+        """The last line the worker (or bubblewrap) wrote to stderr before it ended."""
+        self.close()
+        lines = [line.strip() for line in self._said.splitlines() if line.strip()]
+        return lines[-1] if lines else ""
 
     def _receive(self, timeout: float) -> tuple[dict, bytes]:
         box: dict[str, Any] = {}
@@ -336,7 +378,12 @@ class Worker:
                 pass
             self._proc.kill()
         self._proc.wait()
-        for stream in (self._proc.stdin, self._proc.stdout):
+        if not self._ready and self._proc.stderr and not self._proc.stderr.closed:
+            try:  # it ended before it was ready: what it said is why
+                self._said = self._proc.stderr.read(65536).decode("utf-8", "replace")
+            except (OSError, ValueError):
+                pass
+        for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             try:
                 if stream is not None:
                     stream.close()

@@ -240,6 +240,7 @@ def main() -> None:
     _answer_time_package()
     import torch  # the template inherits it warm; the supervisor never runs tensors
 
+    os.dup2(null, 2)  # started: nothing more for the referee's stderr pipe (read only on failure)
     control, template_end = socket.socketpair()
     ready_r, ready_w = os.pipe()
     template = os.fork()
