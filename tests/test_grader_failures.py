@@ -58,8 +58,10 @@ def test_a_worker_killed_between_jobs_is_replaced_and_the_next_submission_is_jud
     right = Submission([IMPORTS + q.solution_code])
     try:
         assert referee.judge(right, Plan.make(q.qid, 1)).passed  # a warm worker
-        os.killpg(referee.worker._proc.pid, signal.SIGKILL)  # dies: not the student's doing
-        referee.worker._proc.wait()
+        worker = referee.worker
+        os.killpg(worker._proc.pid, signal.SIGKILL)  # dies: not the student's doing
+        worker._proc.wait()
+        assert referee._worker is worker  # the referee finds out on the next job
         verdict = referee.judge(right, Plan.make(q.qid, 1))
         assert verdict.passed, str(verdict)
     finally:
