@@ -50,6 +50,20 @@ def test_gpu_workflow_runs_only_when_asked_on_a_gpu_runner():
     assert "PIP_CONSTRAINT" not in text and "GATHER_COURSE_DEVICE" not in text
 
 
+def test_release_workflow_publishes_a_tag_with_trusted_publishing_and_no_token():
+    wf = workflow("release.yml")
+    assert wf["on"] == {"push": {"tags": ["v*"]}}
+    assert wf["permissions"] == {"contents": "read"}
+    build, publish = wf["jobs"]["build"], wf["jobs"]["publish"]
+    assert any("python -m build" in run for run in steps_run(build))
+    assert publish["needs"] == "build" and publish["environment"]["name"] == "pypi"
+    assert publish["permissions"] == {"id-token": "write"}  # PyPI trusts the OpenID token
+    (uses,) = [s["uses"] for s in publish["steps"] if "pypa/" in s.get("uses", "")]
+    assert uses.startswith("pypa/gh-action-pypi-publish@")
+    text = (WORKFLOWS / "release.yml").read_text()
+    assert not re.search(r"\$\{\{\s*secrets\.|password:|api-token", text)
+
+
 def script_lines(name):
     return (ROOT / ".ci" / name).read_text().splitlines()
 
@@ -58,12 +72,12 @@ def test_both_ci_scripts_install_and_test_with_the_readme_commands_and_check_the
     for name in ("run", "run-gpu"):
         lines = script_lines(name)
         assert os.access(ROOT / ".ci" / name, os.X_OK), name
-        setup, test = lines.index(readme_command("setup")), lines.index(readme_command("test"))
+        setup, test = lines.index(readme_command("test-setup")), lines.index(readme_command("test"))
         assert lines[setup + 1].startswith("python -m pip check") and test > setup + 1, name
     gpu = "\n".join(script_lines("run-gpu"))
     assert "export GATHER_COURSE_REQUIRE_CUDA=1" in gpu
     assert "unset PIP_CONSTRAINT GATHER_COURSE_DEVICE" in gpu
-    assert gpu.index("nvidia-smi") < gpu.index(readme_command("setup"))
+    assert gpu.index("nvidia-smi") < gpu.index(readme_command("test-setup"))
 
 
 def test_gpu_script_stops_before_installing_on_a_machine_without_nvidia_driver(tmp_path):

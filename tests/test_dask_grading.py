@@ -21,7 +21,7 @@ from tests import test_grading_e2e as e2e
 
 pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.classroom  # README: python -m pytest -m classroom tests
+pytestmark = pytest.mark.classroom  # README: python -m pytest -m "classroom or wheel" tests
 KINDS = ("solution", "wrong_odd", "wrong_even", "untouched", "corrupt")
 DASK = Path(sys.executable).parent / "dask"
 

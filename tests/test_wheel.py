@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 import zipfile
+from pathlib import Path
 
+import nbformat
 import pytest
 
 from gather_course import exercise, exercise_ids
@@ -22,7 +25,8 @@ def _squeeze(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def wheel_text(tmp_path_factory):
+def wheel_path(tmp_path_factory) -> Path:
+    """The wheel pip builds from the checkout."""
     out = tmp_path_factory.mktemp("wheel")
     done = subprocess.run(
         [
@@ -42,8 +46,13 @@ def wheel_text(tmp_path_factory):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (wheel,) = out.glob("gather_course-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="module")
+def wheel_text(wheel_path):
     texts = {}
-    with zipfile.ZipFile(wheel) as z:
+    with zipfile.ZipFile(wheel_path) as z:
         for name in z.namelist():
             texts[name] = z.read(name).decode("utf-8", errors="replace")
     return texts
@@ -82,3 +91,132 @@ def test_the_check_would_find_an_answer_that_shipped(wheel_text):
         if "gather(" in line
     )
     assert _squeeze(line.split("#")[0]) in shipped
+
+
+# -- the course in the wheel: pip install, then start from any folder (issue 27) -------------
+
+MATERIAL = {"notebooks", "exercises", "zh/notebooks", "zh/exercises"}
+
+
+def _notebooks_under(names, prefix: str) -> set[str]:
+    return {n[len(prefix) :] for n in names if n.startswith(prefix) and n.endswith(".ipynb")}
+
+
+def _course_notebooks() -> set[str]:
+    return {
+        p.relative_to(ROOT).as_posix()
+        for top in MATERIAL
+        for p in (ROOT / top).rglob("*.ipynb")
+        if ".ipynb_checkpoints" not in p.parts
+    }
+
+
+def test_the_wheel_carries_both_editions_lectures_and_exercises_and_no_solutions(wheel_text):
+    shipped = _notebooks_under(wheel_text, "gather_course/_material/")
+    assert shipped == _course_notebooks()
+    assert len(shipped) == 24  # 6 lectures and 6 exercises, in two languages
+    assert not any("solutions" in name for name in wheel_text)
+    # the student versions, byte for byte: no answer between BEGIN and END SOLUTION
+    assert not any(
+        "BEGIN SOLUTION" in text for name, text in wheel_text.items() if "_material/" in name
+    )
+
+
+def test_the_sdist_carries_the_course_and_builds_the_same_wheel(tmp_path):
+    """A wheel built from the sdist (how pip installs from one) holds the same notebooks."""
+    import tarfile
+
+    from setuptools import build_meta
+
+    here = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        sdist = tmp_path / build_meta.build_sdist(str(tmp_path))
+    finally:
+        os.chdir(here)
+    with tarfile.open(sdist) as tar:
+        names = tar.getnames()
+        tar.extractall(tmp_path / "src", filter="data")
+    top = names[0].split("/")[0] + "/"
+    assert _notebooks_under(names, top) == _course_notebooks()
+    assert not any("/solutions/" in name or name.endswith("/solutions") for name in names)
+    (src,) = (tmp_path / "src").iterdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation",
+         "-q", "-w", str(tmp_path / "wheel")],
+        capture_output=True, text=True, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    (wheel,) = (tmp_path / "wheel").glob("*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        assert _notebooks_under(z.namelist(), "gather_course/_material/") == _course_notebooks()
+
+
+def _solve(exercise_path: Path, assignment: str) -> None:
+    """Put the course's solution into every answer cell of a learner's exercise notebook."""
+    solved = nbformat.read(ROOT / "solutions" / assignment / f"{assignment}.ipynb", 4)
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in solved.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    nb = nbformat.read(exercise_path, 4)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and gid in answers:
+            cell.source = answers[gid]
+    nbformat.write(nb, exercise_path)
+
+
+@pytest.mark.wheel
+def test_pip_install_of_the_wheel_then_start_check_and_progress_from_any_folder(
+    tmp_path, wheel_path
+):
+    """The learner with no clone: a fresh venv outside the repository, the CI torch pin."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    env["PIP_CONSTRAINT"] = str(ROOT / ".ci" / "constraints.txt")
+    done = subprocess.run(
+        [venv / "bin/python", "-m", "pip", "install", "-q", str(wheel_path)],
+        capture_output=True, text=True, env=env, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    home = tmp_path / "home"
+    home.mkdir()
+    env["HOME"] = str(home)
+
+    def run(*args: str, cwd: Path = home) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [venv / "bin/gather-course", *args], capture_output=True, text=True, env=env, cwd=cwd
+        )
+
+    where = subprocess.run(
+        [venv / "bin/python", "-c", "import gather_course; print(gather_course.__file__)"],
+        capture_output=True, text=True, env=env, cwd=home,
+    ).stdout  # fmt: skip
+    assert where.startswith(str(venv)), where  # the installed package, not the checkout
+
+    started = run("start", "work", "--no-lab")
+    assert started.returncode == 0, started.stderr
+    work = home / "work"
+    assert {p.relative_to(work).as_posix() for p in work.rglob("*.ipynb")} == {
+        n for n in _course_notebooks() if not n.startswith("zh/")
+    }
+    zh = run("start", "work-zh", "--no-lab", "--lang", "zh")
+    assert zh.returncode == 0, zh.stderr
+    assert "选" in (home / "work-zh/notebooks/01_basic_formula.ipynb").read_text(encoding="utf-8")
+
+    basics = work / "exercises/basics/basics.ipynb"
+    _solve(basics, "basics")
+    checked = run("check", str(basics))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "8/8 points; every question passes." in checked.stdout
+
+    # from inside the working copy, no folder named: its own progress, not ~/gather-course-work
+    progress = run("progress", cwd=work / "exercises")
+    assert progress.returncode == 0, progress.stderr
+    assert "basics   3 of 3 questions pass" in progress.stdout
+    assert "nlp      0 of" in progress.stdout
+    elsewhere = run("progress", cwd=tmp_path)
+    assert elsewhere.returncode == 2 and "gather-course-work" in elsewhere.stderr

@@ -176,6 +176,8 @@ def test_progress_shows_what_passes_in_the_working_copy(tmp_path):
     nbformat.write(nb, path)
     run = cli("progress", str(work))
     assert run.returncode == 0, run.stderr
+    # with no folder named, the working copy the learner stands in, not the default one
+    assert cli("progress", cwd=path.parent).stdout == run.stdout
     out = run.stdout
     assert "basics   1 of 3 questions pass" in out
     assert "✓ pick_per_row" in out and "· gather_loop              not attempted" in out

@@ -49,7 +49,11 @@ def add_commands(sub: Any) -> None:
     )
     p.set_defaults(func=_start)
     p = sub.add_parser("progress", help=_("which questions of your working copy pass"))
-    p.add_argument("dir", nargs="?", help=_("your working copy (default ~/gather-course-work)"))
+    p.add_argument(
+        "dir",
+        nargs="?",
+        help=_("your working copy (default: the one you are in, else ~/gather-course-work)"),
+    )
     p.add_argument("--timeout", type=float, default=10, help=timeout_help)
     p.set_defaults(func=_progress)
 
@@ -121,9 +125,10 @@ def _start(args: argparse.Namespace) -> int:
 
 def _progress(args: argparse.Namespace) -> int:
     from .._i18n import about_notebook
-    from ..course._workcopy import exercise_notebooks, working_dir
+    from ..course._workcopy import enclosing_working_copy, exercise_notebooks, working_dir
 
-    folder = working_dir(args.dir)
+    # no folder given: the working copy the learner stands in, else the default one
+    folder = working_dir(args.dir or enclosing_working_copy())
     notebooks = exercise_notebooks(folder)
     if not notebooks:
         raise GatherCourseError(

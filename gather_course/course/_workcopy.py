@@ -19,7 +19,18 @@ from .._i18n import _, language
 MARKER = ".gather-course.json"
 DEFAULT_DIR = "~/gather-course-work"
 LEARNER_CONFIG = Path(__file__).parent / "_learner_config"
-_COURSE = Path(__file__).resolve().parents[2]
+
+
+def _installed_course() -> Path:
+    """Where the course's notebooks are: inside the package when installed from a wheel or an
+    sdist (``gather_course/_material/``, copied there by setup.py), else the checkout around an
+    editable install."""
+    package = Path(__file__).resolve().parents[1]
+    material = package / "_material"
+    return material if (material / "notebooks").is_dir() else package.parent
+
+
+_COURSE = _installed_course()
 
 
 @dataclass
@@ -39,8 +50,8 @@ def course_files(course: Path = _COURSE) -> list[Path]:
         raise GatherCourseError(
             _(
                 "the course's notebooks are not in {course}: expected notebooks/*.ipynb and "
-                "exercises/<assignment>/<assignment>.ipynb. Install the course from its git "
-                "clone (pip install -e .), as the README says."
+                "exercises/<assignment>/<assignment>.ipynb. Reinstall the course "
+                "(pip install gather-course, or pip install -e . in its git clone)."
             ).format(course=course)
         )
     return [p.relative_to(course) for p in lectures + exercises]
@@ -49,6 +60,19 @@ def course_files(course: Path = _COURSE) -> list[Path]:
 def working_dir(path: str | Path | None) -> Path:
     """The working copy's folder: ``path``, or the default ``~/gather-course-work``."""
     return Path(os.path.expanduser(str(path or DEFAULT_DIR))).resolve()
+
+
+def enclosing_working_copy(start: str | Path = ".") -> Path | None:
+    """The working copy that holds ``start`` (it or a folder above it has the marker), or None.
+
+    >>> enclosing_working_copy("~/gather-course-work/exercises/basics")  # doctest: +SKIP
+    PosixPath('/home/me/gather-course-work')
+    """
+    here = Path(os.path.expanduser(str(start))).resolve()
+    for folder in (here, *here.parents):
+        if (folder / MARKER).is_file():
+            return folder
+    return None
 
 
 def make_working_copy(
