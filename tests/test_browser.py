@@ -474,6 +474,14 @@ def answer_and_test(nb: Notebook, answer: int, test: int, code: str, shot: str) 
     return shown
 
 
+def setup_cells(cells: dict[int, dict]) -> list[int]:
+    """An exercise's locked code cells before the questions: Colab's install, the imports."""
+    ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in cells.values()]
+    found = [i for i, gid in zip(cells, ids) if gid in ("colab", "setup")]
+    assert [ids[list(cells).index(i)] for i in found] == ["colab", "setup"], ids
+    return found
+
+
 def _question_cells(cells: dict[int, dict], name: str) -> tuple[int, int]:
     answer = next(i for i, c in cells.items() if source(c).startswith(f"def {name}("))
     test = next(i for i, c in cells.items() if source(c).startswith(f"# Test of {name}"))
@@ -487,11 +495,11 @@ def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
         f"the learner's JupyterLab shows nbgrader's instructor menu: {menus}"
     )
     assert page.locator(".jp-NotebookPanel-toolbar", has_text="Validate").count() == 1
-    setup = min(nb.cells_json)
     answer, test = _question_cells(nb.cells_json, "pick_per_row")
     assert nb.cells_json[test]["metadata"]["nbgrader"]["grade"] is True
-    nb.run_cell(setup)
-    assert not nb.error_outputs(setup), nb.output_text(setup)
+    for setup in setup_cells(nb.cells_json):
+        nb.run_cell(setup)
+        assert not nb.error_outputs(setup), nb.output_text(setup)
 
     shown = answer_and_test(nb, answer, test, WRONG_PICK, "basics_wrong_answer")
     assert "basics.pick_per_row" in shown, f"no verdict under the test cell:\n{shown}"

@@ -117,12 +117,15 @@ LEARNER_FUNCTIONS = {
     "course/_course.py": {"notebook_file"},
 }
 PROSE = re.compile(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+")  # three words in a row: a sentence
+_COLAB_EN = "# On Google Colab: install the course's package (Colab's torch stays). Elsewhere: nothing."  # noqa: E501
 CODE_CONSTANTS = {  # prose-looking strings that are code, not messages
     ("_figure_text.py", "Noto Sans CJK SC"),  # font names
     ("_figure_text.py", "Noto Sans SC"),
     ("_figure_text.py", "WenQuanYi Zen Hei"),
     ("_figure_text.py", "Source Han Sans SC"),
     ("grading/_timing.py", "import itertools\nimport torch\nimport torch.nn.functional as F\n"),
+    # the Colab cell's comment: written into each edition's notebooks, both languages spelled out
+    ("course/_colab.py", _COLAB_EN),
 }
 
 

@@ -28,7 +28,7 @@ from gather_course import exercise
 from tests import test_browser as tb
 from tests.helpers import ROOT
 
-pytestmark = pytest.mark.classroom  # README: python -m pytest -m classroom tests
+pytestmark = pytest.mark.classroom  # README: python -m pytest -m "classroom or wheel" tests
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_HUB", "") not in ("", "0")
 SHOTS = Path(os.environ.get("GATHER_COURSE_SCREENSHOTS") or ROOT / "artifacts") / "hub"
 BIN = Path(sys.executable).parent
@@ -273,8 +273,8 @@ def _student(browser, room: Classroom, user: str, kind: str) -> None:
         nb = tb.Notebook(
             page, HubLab(f"{room.url}/user/{user}", room.home(user)), "basics/basics.ipynb"
         )
-        setup = min(nb.cells_json)
-        nb.run_cell(setup)
+        for setup in tb.setup_cells(nb.cells_json):
+            nb.run_cell(setup)
         answers = _answers(kind, nb.cells_json)
         for cell, code in answers.items():
             nb.type_into(cell, code)

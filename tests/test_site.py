@@ -85,6 +85,7 @@ def _course(tmp_path: Path, zh: list[str]) -> Path:
     _write(root / "exercises" / "ea" / "ea.ipynb", "{}")
     _write(root / "exercises" / "aa" / "aa.ipynb", "{}")  # no lecture names it
     _write(root / "solutions" / "ea" / "ea.ipynb", "{}")
+    _write(root / "pyproject.toml", (ROOT / "pyproject.toml").read_text())  # the links' setting
     for name in zh:
         _notebook(root / "zh" / "notebooks" / f"{name}.ipynb", f"{name} 中文")
     return root
@@ -94,6 +95,7 @@ LECTURE_PAGE = (
     '<a class="gc-switch btn" href="x">中文</a>'
     '<a href="https://mybinder.org/v2/gh/o/r/HEAD?urlpath=lab/tree/x">Binder</a>'
     '<a class="gc-download" href="x.ipynb">download</a>'
+    '<a href="https://colab.research.google.com/github/o/r/blob/v1/x.ipynb">Colab</a>'
 )
 
 
@@ -138,11 +140,11 @@ def test_page_check_names_each_missing_page_and_what_a_lecture_page_lacks(tmp_pa
 
     assert "zh: lecture 02_b has no page (expected zh/notebooks/02_b.html)" in problems
     assert "zh: no landing page zh/index.html" in problems
-    for what in ("the language switch", "the Binder link", "the .ipynb download"):
+    for what in ("the language switch", "the Binder link", "the Colab link", "the .ipynb download"):
         assert f"notebooks/01_a.html: {what} is missing" in problems
     assert "notebooks/02_b.html: its download 02_b.ipynb is missing" in problems
     assert any("solutions must not be published" in p for p in problems)
-    assert len(problems) == 7, problems
+    assert len(problems) == 8, problems
 
 
 # --- the language switch, the Binder links -----------------------------------------------------
@@ -186,19 +188,22 @@ def test_github_slug_reads_github_remotes_only(url, slug):
     assert build.github_slug(url) == slug
 
 
-def test_repository_prefers_the_setting_then_github_actions_then_the_placeholder(
-    tmp_path, monkeypatch
-):
-    monkeypatch.delenv("GATHER_COURSE_REPO", raising=False)
-    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
-    assert build.repository(tmp_path) == "OWNER/REPO"  # not a git checkout: no remote
-    monkeypatch.setenv("GITHUB_REPOSITORY", "ci/repo")
-    assert build.repository(tmp_path) == "ci/repo"
-    monkeypatch.setenv("GATHER_COURSE_REPO", "me/course")
-    assert build.repository(tmp_path) == "me/course"
-    monkeypatch.setenv("GATHER_COURSE_REPO", "not a slug")
-    with pytest.raises(SystemExit, match="GATHER_COURSE_REPO must look like OWNER/REPO"):
-        build.repository(tmp_path)
+def test_repository_is_the_one_setting_in_pyproject_and_refuses_a_placeholder(tmp_path):
+    assert build.repository(ROOT) == "gather-course/gather-course"
+    assert build.release_tag(ROOT) == "v" + build.project(ROOT)["version"]
+    for url in ("https://github.com/OWNER/REPO", "https://github.com/example/course",
+                "https://gitlab.com/me/course", ""):  # fmt: skip
+        (tmp_path / "pyproject.toml").write_text(
+            f'[project]\nname = "x"\nversion = "1"\nurls = {{ Repository = "{url}" }}\n'
+        )
+        with pytest.raises(SystemExit, match="must be the course's GitHub address"):
+            build.repository(tmp_path)
+
+
+def test_colab_url_opens_the_notebook_of_the_release():
+    assert build.colab_url("o/r", "v1.2.0", "zh/exercises/nlp/nlp.ipynb") == (
+        "https://colab.research.google.com/github/o/r/blob/v1.2.0/zh/exercises/nlp/nlp.ipynb"
+    )
 
 
 def test_binder_url_opens_the_notebook_in_jupyterlab():
@@ -247,9 +252,13 @@ def test_en_landing_has_every_lecture_in_its_toctree(tmp_path):
     lectures, exercises = build.landing_sections(root, "en")
     assert lectures.splitlines()[3:5] == ["notebooks/01_a", "notebooks/02_b"]
     assert "../notebooks" not in lectures
+    colab = build.colab_url(build.repository(ROOT), build.release_tag(ROOT), "")[:-1]
+    opens = '(<a class="gc-colab" href="{}/exercises/{}/{}.ipynb">open in Colab</a>)'
     assert exercises.splitlines()[:2] == [
-        '- lecture 01: <a href="exercises/ea/ea.ipynb" download><code>exercises/ea/ea.ipynb</code></a>',
-        '- <a href="exercises/aa/aa.ipynb" download><code>exercises/aa/aa.ipynb</code></a>',
+        '- lecture 01: <a href="exercises/ea/ea.ipynb" download><code>exercises/ea/ea.ipynb</code>'
+        "</a> " + opens.format(colab, "ea", "ea"),
+        '- <a href="exercises/aa/aa.ipynb" download><code>exercises/aa/aa.ipynb</code></a> '
+        + opens.format(colab, "aa", "aa"),
     ]  # in the lectures' order, one that no lecture names last
 
 

@@ -1,6 +1,6 @@
 """Build the course website in both languages, then check what was built.
 
-    python website/build.py [--out build/site] [--check-browser] [--repo OWNER/REPO]
+    python website/build.py [--out build/site] [--check-browser]
 
 English lectures (notebooks/*.ipynb) land at the site's root, Chinese ones (zh/notebooks/,
 complete, partial or empty) under zh/. Sphinx runs with -W --keep-going and nitpicky, on a
@@ -35,7 +35,7 @@ from urllib.parse import unquote, urlsplit
 ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent
 LANGS = ("en", "zh")
-PLACEHOLDER_REPO = "OWNER/REPO"
+PLACEHOLDER = re.compile(r"\bOWNER\b|\bREPO\b|example|your[-_]", re.IGNORECASE)
 BROWSERS = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
 
 
@@ -94,30 +94,35 @@ def lecture_title(path: Path) -> str:
     return path.stem
 
 
-def repository(root: Path) -> str:
-    """OWNER/REPO for the Binder links.
-
-    In order: ``GATHER_COURSE_REPO``, GitHub Actions' ``GITHUB_REPOSITORY``, the GitHub
-    remote ``origin`` of the checkout; else the placeholder ``OWNER/REPO``.
-    """
-    for name in ("GATHER_COURSE_REPO", "GITHUB_REPOSITORY"):
-        value = os.environ.get(name, "").strip()
-        if value:
-            if not re.fullmatch(r"[\w.-]+/[\w.-]+", value):
-                raise SystemExit(f"website: {name} must look like OWNER/REPO; got {value!r}")
-            return value
+def project(root: Path) -> dict:
+    """pyproject.toml's ``[project]`` table."""
     try:
-        url = subprocess.run(
-            ["git", "remote", "get-url", "origin"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.TimeoutExpired):
-        url = ""
-    return github_slug(url) or PLACEHOLDER_REPO
+        import tomllib
+    except ImportError:  # Python 3.10
+        import tomli as tomllib
+    return tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+
+
+def repository(root: Path) -> str:
+    """OWNER/REPO of the course on GitHub: pyproject.toml's ``[project.urls] Repository``.
+
+    It is the one setting every link to the repository reads (Binder, Colab, the README's,
+    tests/test_project.py checks them); a fork changes that line.
+    """
+    url = project(root).get("urls", {}).get("Repository", "")
+    slug = github_slug(url)
+    if slug is None or PLACEHOLDER.search(slug):
+        raise SystemExit(
+            "website: pyproject.toml's [project.urls] Repository must be the course's GitHub "
+            f"address, https://github.com/OWNER/REPO with the real owner and name; got {url!r}"
+        )
+    return slug
+
+
+def release_tag(root: Path) -> str:
+    """The git tag of the package's version (``v0.1.0``): Colab opens the notebooks of the
+    release that the notebook's first cell installs, so the two always match."""
+    return "v" + project(root)["version"]
 
 
 def github_slug(url: str) -> str | None:
@@ -131,6 +136,11 @@ def github_slug(url: str) -> str | None:
 def binder_url(repo: str, path: str) -> str:
     """A mybinder.org link that opens ``path`` of the repository in JupyterLab."""
     return f"https://mybinder.org/v2/gh/{repo}/HEAD?urlpath=lab/tree/{path}"
+
+
+def colab_url(repo: str, tag: str, path: str) -> str:
+    """A Google Colab link that opens ``path`` of the repository at ``tag``."""
+    return f"https://colab.research.google.com/github/{repo}/blob/{tag}/{path}"
 
 
 def switch_href(lang: str, pagename: str, twins: set[str]) -> str:
@@ -150,12 +160,14 @@ def switch_href(lang: str, pagename: str, twins: set[str]) -> str:
 LANDING_WORDS = {
     "en": {
         "after": "lecture {n}: ",
+        "colab": "open in Colab",
         "missing": "",
         "none": "",
         "exercises_intro": "",
     },
     "zh": {
         "after": "第 {n} 讲：",
+        "colab": "在 Colab 中打开",
         "missing": "已翻译 {done} 讲，共 {total} 讲；其余各讲的中文版正在翻译中，先读英文版：",
         "none": "中文版的讲义正在翻译中，很快上线。在此之前，请读英文版：",
         "exercises_intro": "练习本目前只有英文版：",
@@ -201,7 +213,12 @@ def landing_sections(root: Path, lang: str) -> tuple[str, str]:
     for path in sorted(shown, key=lambda p: (by_exercise.get(p, "~"), p)):
         lecture = by_exercise.get(path)
         before = words["after"].format(n=lecture[:2]) if lecture else ""
-        exercises.append(f'- {before}<a href="{path}" download><code>{path}</code></a>')
+        stored = (base.relative_to(root) / path).as_posix()  # zh/exercises/... for Chinese
+        colab = colab_url(repository(root), release_tag(root), stored)
+        exercises.append(
+            f'- {before}<a href="{path}" download><code>{path}</code></a> '
+            f'(<a class="gc-colab" href="{colab}">{words["colab"]}</a>)'
+        )
     return "\n".join(lines), "\n".join(exercises) + "\n"
 
 
@@ -332,6 +349,7 @@ def check_pages(site: Path, root: Path) -> list[str]:
             for needle, what in (
                 ('class="gc-switch', "the language switch"),
                 ("https://mybinder.org/v2/gh/", "the Binder link"),
+                ("https://colab.research.google.com/github/", "the Colab link"),
                 ('class="gc-download"', "the .ipynb download"),
             ):
                 if needle not in html:
@@ -473,7 +491,6 @@ def _size(folder: Path) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default="build/site", help="the site's folder (build/site)")
-    parser.add_argument("--repo", help="OWNER/REPO for the Binder links (else see README)")
     parser.add_argument(
         "--check-browser", action="store_true", help="also open lectures in Chromium"
     )
@@ -481,14 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     out = (ROOT / args.out).resolve()
     work = out.parent / f"{out.name}-work"  # staged sources and doctrees, outside the site
-    if args.repo:
-        os.environ["GATHER_COURSE_REPO"] = args.repo
-    repo = repository(ROOT)
-    if repo == PLACEHOLDER_REPO:
-        print(
-            "website: Binder links use the placeholder OWNER/REPO (no GitHub remote 'origin'); "
-            "set GATHER_COURSE_REPO=OWNER/REPO or pass --repo"
-        )
+    repository(ROOT)  # the links' one setting: fails here, before any page, if unset
     for folder in (out, work):  # from scratch: a cached doctree would hide its warnings
         if folder.exists():
             shutil.rmtree(folder)

@@ -20,7 +20,9 @@ sys.path.insert(0, str(HERE))
 from build import (  # noqa: E402  (website/ is not a package: found through sys.path)
     ROOT,
     binder_url,
+    colab_url,
     lecture_names,
+    release_tag,
     repository,
     site_lang,
     switch_href,
@@ -59,6 +61,8 @@ WORDS = {
     "en": {
         "switch": "中文",
         "switch_title": "这一页的中文版",
+        "colab": "Open in Colab",
+        "colab_title": "Run this lecture on Google Colab (its first cell installs the course)",
         "binder": "Open in Binder",
         "binder_title": "Run this lecture in JupyterLab on mybinder.org (nothing to install)",
         "download": "Download .ipynb",
@@ -68,6 +72,8 @@ WORDS = {
     "zh": {
         "switch": "English",
         "switch_title": "This page in English",
+        "colab": "在 Colab 中打开",
+        "colab_title": "在 Google Colab 上运行本讲（第一个单元格会安装本课程）",
         "binder": "在 Binder 中打开",
         "binder_title": "在 mybinder.org 的 JupyterLab 中运行本讲（无需安装）",
         "download": "下载 .ipynb",
@@ -108,6 +114,8 @@ def _page_context(
     path = ("zh/" if lang == "zh" else "") + f"notebooks/{name}.ipynb"
     bar = (
         '<div class="gc-launch">'
+        f'<a class="gc-colab" href="{colab_url(repository(ROOT), release_tag(ROOT), path)}" '
+        f'title="{words["colab_title"]}">{words["colab"]}</a>'
         f'<a class="gc-binder" href="{binder_url(repository(ROOT), path)}" '
         f'title="{words["binder_title"]}">{words["binder"]}</a>'
         f'<a class="gc-download" href="{name}.ipynb" download>{words["download"]}</a>'
