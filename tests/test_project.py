@@ -2,6 +2,7 @@
 
 import ast
 import re
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -10,7 +11,8 @@ import yaml
 from packaging.requirements import Requirement
 
 import gather_course
-from tests.helpers import ROOT, readme_command
+from gather_course.grading._submission import graded_cells
+from tests.helpers import ROOT, readme_command, website_build
 
 CONDA_TO_PIP = {"pytorch": "torch"}
 
@@ -45,16 +47,78 @@ def conda_deps():
 
 def test_environment_yml_and_pyproject_declare_the_same_packages():
     assert conda_deps() == pyproject_deps()
-    assert {"jupyterlab", "torch", "nbgrader", "matplotlib", "nbval"} <= set(pyproject_deps())
+    assert {"jupyterlab", "torch", "nbgrader", "matplotlib"} <= set(pyproject_deps())
+    assert not {"pytest", "nbval", "playwright"} & set(pyproject_deps())  # test tools: extra
 
 
 def test_ci_runs_the_readme_commands_verbatim():
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
-    assert readme_command("setup") in ci
+    assert readme_command("test-setup") in ci
     assert readme_command("test") in ci
     assert any(line.startswith(readme_command("test-zh")) for line in ci)
     assert any(line.startswith(readme_command("test-classroom")) for line in ci)
-    assert "pip install" in readme_command("setup")
+    assert readme_command("test-setup").endswith('python -m pip install -e ".[test]"')
+
+
+def test_the_learners_set_up_is_clone_then_install_without_test_tools():
+    setup = readme_command("setup")
+    repo = website_build().repository(ROOT)
+    assert setup.startswith(f"git clone https://github.com/{repo} && cd {repo.split('/')[1]} &&")
+    assert setup.endswith("python -m pip install -e .")  # no extra: what a learner needs
+    assert readme_command("open") == "gather-course start"
+
+
+# every address of the course's own repository; others (the MAE code, bubblewrap) are cited
+_REPO_LINK = re.compile(
+    r"(?:github\.com/|mybinder\.org/v2/gh/|colab\.research\.google\.com/github/)"
+    r"([\w.-]+/[\w.-]+)"
+)
+_CITED = {"facebookresearch/mae", "containers/bubblewrap", "jupyter/nbgrader"}
+
+
+def test_every_link_to_the_repository_comes_from_the_one_setting():
+    repo = website_build().repository(ROOT)  # pyproject.toml's [project.urls]; no placeholder
+    texts = [ROOT / "README.md", ROOT / "zh" / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    found = 0
+    for path in texts:
+        for slug in _REPO_LINK.findall(path.read_text(encoding="utf-8")):
+            slug = slug.removesuffix(".git")
+            if slug not in _CITED:
+                assert slug == repo, f"{path.relative_to(ROOT)}: {slug} (the setting says {repo})"
+                found += 1
+    assert found >= 13  # the clone line, Binder, twelve Colab links
+    assert "OWNER/REPO" not in "".join(p.read_text(encoding="utf-8") for p in texts)
+
+
+def _minutes(path: Path) -> int:
+    """The README's estimate: 120 words a minute of text, a minute a code cell, ten minutes a
+    graded question; rounded to five minutes."""
+    nb = nbformat.read(path, as_version=4)
+    words = sum(len(re.findall(r"\w+", c.source)) for c in nb.cells if c.cell_type == "markdown")
+    code = sum(c.cell_type == "code" for c in nb.cells)
+    questions = len(graded_cells(nb)) if "exercises" in path.parts else 0
+    minutes = words / 120 + (code if not questions else 0) + 10 * questions
+    return max(5, 5 * round(minutes / 5))
+
+
+def test_the_readme_lists_every_lecture_with_its_exercise_colab_links_and_times():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text.split("<!-- lectures -->", 1)[1].split("\n\n", 1)[0].strip().splitlines()[2:]
+    build = website_build()
+    colab = build.colab_url(build.repository(ROOT), build.release_tag(ROOT), "")
+    lectures = sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    assert len(table) == len(lectures) == 6
+    for row, name in zip(table, lectures):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        lecture, exercise = (
+            f"notebooks/{name}",
+            re.search(r"\((exercises/[\w/]+\.ipynb)\)", cells[4])[1],
+        )
+        assert f"]({lecture}) ([Colab]({colab}{lecture}))" in cells[1], row
+        assert f"]({exercise}) ([Colab]({colab}{exercise}))" in cells[4], row
+        assert exercise in (ROOT / "notebooks" / name).read_text(encoding="utf-8"), (name, exercise)
+        assert cells[3] == f"{_minutes(ROOT / lecture)} min", (name, cells[3])
+        assert cells[5] == f"{_minutes(ROOT / exercise)} min", (exercise, cells[5])
 
 
 def test_notebooks_use_public_names_only():
