@@ -273,3 +273,16 @@ def test_every_quote_of_an_article_is_copied_exactly_from_it():
                     if quote not in articles:
                         wrong.append(f"{path.relative_to(ROOT)}: {quote[:60]}")
     assert quotes >= 30 and not wrong, wrong
+
+
+def test_every_stub_is_written_the_way_the_exercise_cells_write_it():
+    """Lectures' "your turn" cells, their Markdown and the exercises: one stub, nbgrader's."""
+    found = 0
+    for path in sorted(ROOT.glob("**/*.ipynb")):
+        if ".venv" in path.parts or "build" in path.parts or ".ipynb_checkpoints" in path.parts:
+            continue
+        for cell in nbformat.read(path, as_version=4).cells:
+            for stub in re.findall(r"raise NotImplementedError\W{0,2}", cell.source):
+                assert stub.startswith("raise NotImplementedError()"), (path, cell.source[:80])
+                found += 1
+    assert found >= 70

@@ -148,7 +148,13 @@ def test_learner_settings_switch_off_nbgrader_screens_that_exist():
     if not static.is_dir():  # installed under share/
         static = Path(sys.prefix) / "share/jupyter/labextensions/@jupyter/nbgrader"
     bundle = "".join(p.read_text(errors="ignore") for p in static.rglob("*.js"))
-    for plugin in off:
+    # JupyterLab's own news pop-up ("Would you like to get notified about official Jupyter
+    # news?") greets a first start: off too, from JupyterLab's core bundle
+    news = "@jupyterlab/apputils-extension:announcements"
+    assert news in off
+    core = Path(sys.prefix) / "share/jupyter/lab/static"
+    assert any(f'"{news}"' in p.read_text(errors="ignore") for p in core.glob("jlab_core*.js"))
+    for plugin in off - {news}:
         assert f'"{plugin}"' in bundle, f"nbgrader has no plugin {plugin}"
     server = json.loads((LEARNER_CONFIG / "jupyter_server_config.json").read_text())
     exts = server["ServerApp"]["jpserver_extensions"]
