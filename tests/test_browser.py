@@ -366,9 +366,10 @@ def assert_no_library_frames(text: str, where: str) -> None:
     assert not shown, f"{where} shows the course's own frames ({shown}):\n{text}"
 
 
-def validate_shows_the_verdict_first(nb: Notebook, verdict: str) -> None:
+def validate_shows_the_verdict_first(nb: Notebook, verdict: str, summary: str) -> None:
     """Save, press the toolbar's Validate, and read nbgrader's Validation Results dialog:
-    ``verdict`` is there, in view without scrolling, and no library frame is shown."""
+    ``summary`` comes first, ``verdict`` is there, in view without scrolling, no line is cut
+    (no box scrolls sideways), and no library frame is shown."""
     page = nb.page
     page.keyboard.press("Control+s")
     page.wait_for_function("() => !document.querySelector('.jp-mod-current.jp-mod-dirty')")
@@ -402,6 +403,13 @@ def validate_shows_the_verdict_first(nb: Notebook, verdict: str) -> None:
         f"the verdict is below the dialog's fold (scrolling needed): {where}\n{text}"
     )
     assert_no_library_frames(text, "the Validate dialog")
+    assert summary in text and text.index(summary) < text.index(verdict), text
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('.jp-Dialog .jp-Dialog-body pre')]
+                  .filter(p => p.scrollWidth > p.clientWidth + 1)
+                  .map(p => p.innerText.split('\\n').reduce((a, b) => a.length > b.length ? a : b))"""
+    )
+    assert not cut, f"the Validate dialog cuts these lines: {cut}"
     dialog.locator(".jp-mod-accept").click()
     dialog.wait_for(state="detached")
 
@@ -506,7 +514,9 @@ def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
     assert FAILED.search(shown), f"the verdict does not say it failed:\n{shown}"
     assert "✅" not in shown
     assert_no_library_frames(shown, "the failed verdict")
-    validate_shows_the_verdict_first(nb, "Incorrect (basics.pick_per_row)")
+    validate_shows_the_verdict_first(
+        nb, "Incorrect (basics.pick_per_row)", "0 of 3 questions pass (0 of 8 points)."
+    )
 
     right = "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)"
     shown = answer_and_test(nb, answer, test, right, "basics_right_answer")
@@ -589,3 +599,5 @@ def test_a_chinese_exercise_speaks_chinese_without_any_setting(lab, page):
     assert "❌ 不正确 (basics.pick_per_row)" in shown, f"no Chinese verdict:\n{shown}"
     assert "期望值" in shown and "Incorrect" not in shown, shown
     assert_no_library_frames(shown, "the Chinese verdict")
+    # Validate answers in the notebook's language too, summary first
+    validate_shows_the_verdict_first(nb, "不正确 (basics.pick_per_row)", "3 道题中通过 0 道")

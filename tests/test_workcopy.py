@@ -162,6 +162,9 @@ def test_learner_settings_switch_off_nbgrader_screens_that_exist():
         "nbgrader.server_extensions.assignment_list": False,
         "nbgrader.server_extensions.course_list": False,
         "nbgrader.server_extensions.formgrader": False,
+        # Validate: ours, with a summary and whole verdicts (gather_course/course/_validate.py)
+        "nbgrader.server_extensions.validate_assignment": False,
+        "gather_course.course._validate": True,
     }
     for module in exts:
         __import__(module)
