@@ -117,7 +117,9 @@ LEARNER_FUNCTIONS = {
     "course/_course.py": {"notebook_file"},
 }
 PROSE = re.compile(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+")  # three words in a row: a sentence
-_COLAB_EN = "# On Google Colab: install the course's package (Colab's torch stays). Elsewhere: nothing."  # noqa: E501
+_COLAB_EN = (
+    "# On Google Colab: install the course's package (Colab's torch stays). Elsewhere: nothing."
+)
 CODE_CONSTANTS = {  # prose-looking strings that are code, not messages
     ("_figure_text.py", "Noto Sans CJK SC"),  # font names
     ("_figure_text.py", "Noto Sans SC"),

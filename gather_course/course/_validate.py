@@ -52,9 +52,9 @@ def summary(grades: list[tuple[float, float]]) -> str:
 
 
 def _validator_class() -> type:
+    from nbconvert.filters import ansi2html
     from nbgrader import utils
     from nbgrader.validator import Validator
-    from nbconvert.filters import ansi2html
 
     class SummaryValidator(Validator):
         """nbgrader's Validator, with a summary and whole verdicts (see the module)."""
