@@ -24,6 +24,7 @@ import io
 import os
 from collections.abc import Iterator
 from importlib.resources import files
+from typing import Any
 
 LANG_ENV = "GATHER_COURSE_LANG"
 _DOMAIN = "gather_course"
@@ -45,14 +46,25 @@ _ABOUT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 
 
 @contextlib.contextmanager
-def about_notebook(path: str | os.PathLike[str]) -> Iterator[None]:
-    """Speak the language of the notebook at ``path`` meanwhile (``GATHER_COURSE_LANG`` still
-    wins): what ``gather-course check`` says about a Chinese notebook is Chinese."""
-    token = _ABOUT.set(_notebook_language(os.path.abspath(path)))
+def speaking(lang: str) -> Iterator[None]:
+    """Speak ``lang`` (``en``, ``zh``) meanwhile; ``GATHER_COURSE_LANG`` still wins."""
+    token = _ABOUT.set("zh" if lang == "zh" else "en")
     try:
         yield
     finally:
         _ABOUT.reset(token)
+
+
+def about_notebook(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[None]:
+    """Speak the language of the notebook at ``path`` meanwhile (``GATHER_COURSE_LANG`` still
+    wins): what ``gather-course check`` says about a Chinese notebook is Chinese."""
+    return speaking(_notebook_language(os.path.abspath(path)))
+
+
+def edition(nb: Any) -> str:
+    """The edition a notebook (an nbformat node) belongs to: ``zh`` or ``en``."""
+    meta = getattr(nb, "metadata", {}).get("gather_course", {})
+    return "zh" if isinstance(meta, dict) and meta.get("lang") == "zh" else "en"
 
 
 _SESSION_ENV = "JPY_SESSION_NAME"  # jupyter_server gives a notebook's kernel its path

@@ -156,6 +156,14 @@ def test_start_copies_the_edition_asked_for(tmp_path):
     assert {p.parts[0] for p in copied.added} == {"notebooks", "exercises"}
 
 
+def test_start_speaks_the_edition_it_copies(tmp_path):
+    done = cli("start", str(tmp_path / "work"), "--no-lab", "--lang", "zh")
+    assert done.returncode == 0, done.stderr
+    assert "Copied" not in done.stdout and "12" in done.stdout, done.stdout
+    english = cli("start", str(tmp_path / "work-en"), "--no-lab", "--lang", "en")
+    assert english.stdout.startswith("Copied 12 notebooks"), english.stdout
+
+
 def test_the_glossary_lists_the_terms_the_lectures_use():
     glossary = (ZH / "glossary.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|", glossary, flags=re.M)[2:]

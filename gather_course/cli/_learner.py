@@ -92,6 +92,13 @@ def _check_report(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
+    from .._i18n import language, speaking
+
+    with speaking(args.lang or language()):  # start --lang zh answers in Chinese
+        return _start_in_language(args)
+
+
+def _start_in_language(args: argparse.Namespace) -> int:
     from ..course._workcopy import DEFAULT_DIR, lab_command, make_working_copy, running_as_root
 
     copied = make_working_copy(args.dir, lang=args.lang)

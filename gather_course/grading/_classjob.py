@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._i18n import edition, speaking
 from .._tier import Tier
 from ..questions import exercise
 from ..questions._result import CheckResult
@@ -150,8 +151,15 @@ def judge_student(
         "notes": [],
         "problem": "",
     }
+    # the feedback speaks the course's edition (a Chinese course's students read Chinese)
+    lang = edition(next(iter(released.values()))) if released else "en"
     try:
-        verdicts, notes = referee_files(referee, job.files, released, secret, job.variants)
+        with speaking(lang):
+            verdicts, notes = referee_files(referee, job.files, released, secret, job.variants)
+            result["verdicts"] = {
+                gid: {"passed": bool(r.passed), "message": str(r)} for gid, r in verdicts.items()
+            }
+            result["notes"] = [str(n) for n in notes]
     except NotGraded as exc:
         result["problem"] = str(exc)
     except GraderBroken:
@@ -161,11 +169,6 @@ def judge_student(
             f"grading this submission failed ({type(exc).__name__}: "
             f"{str(exc)[:200]}); grade it by hand"
         )
-    else:
-        result["verdicts"] = {
-            gid: {"passed": bool(r.passed), "message": str(r)} for gid, r in verdicts.items()
-        }
-        result["notes"] = [str(n) for n in notes]
     return result
 
 
