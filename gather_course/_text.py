@@ -60,6 +60,16 @@ def _columns(text: str) -> int:
     return sum(2 if _wide(ch) else 1 for ch in text)
 
 
+def pad(text: str, columns: int) -> str:
+    """``text`` followed by spaces up to ``columns`` terminal columns (a Chinese character
+    takes two), so that a column of mixed-language words lines up.
+
+    >>> pad("通过", 6) + "|", pad("FAILED", 6) + "|"
+    ('通过  |', 'FAILED|')
+    """
+    return text + " " * max(0, columns - _columns(text))
+
+
 def wrap(text: str, width: int, indent: str = "") -> list[str]:
     """``text`` in lines of at most ``width`` columns, each starting with ``indent``.
 

@@ -14,7 +14,7 @@ import shutil
 import nbformat
 import pytest
 
-from gather_course import GatherCourseError
+from gather_course import GatherCourseError, exercise
 from gather_course.course._course import course_root, release
 from gather_course.course._twins import (
     code_without_comments,
@@ -256,6 +256,20 @@ def test_check_and_progress_speak_the_language_of_the_notebook(tmp_path, monkeyp
     done = cli("check", str(student))
     assert done.returncode == 1 and "尚未作答" in done.stdout and "未通过" in done.stdout
     assert "Not attempted" not in done.stdout and "questions fail" not in done.stdout
+    # the question names line up on screen, one passing and one failing (a Chinese character
+    # takes two columns)
+    from gather_course._text import _columns
+
+    nb = nbformat.read(student, 4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "select_patches":
+            cell.source = "import torch\n" + exercise("topk.select_patches").solution_code
+    nbformat.write(nb, student)
+    mixed = cli("check", str(student)).stdout
+    rows = [line for line in mixed.splitlines() if re.match(r"(通过|未通过) ", line)]
+    names = {_columns(line[: line.index("s")]) for line in rows}  # select_, scatter_
+    assert len(rows) == 2 and {r.split()[0] for r in rows} == {"通过", "未通过"}, mixed
+    assert len(names) == 1, mixed
     monkeypatch.setenv(LANG_ENV, "en")  # the setting wins
     assert "Not attempted" in cli("check", str(student)).stdout
     monkeypatch.delenv(LANG_ENV)

@@ -66,13 +66,14 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _check_report(args: argparse.Namespace) -> int:
+    from .._text import pad
     from ..grading._notebook_check import check_notebook
 
     reports, notes = check_notebook(args.notebook, timeout=args.timeout)
     for r in reports:
         mark = _("passed") if r.passed else _("FAILED")
         points = _("{score}/{points} points").format(score=f"{r.score:g}", points=f"{r.points:g}")
-        print(f"{mark:6}  {r.grade_id.removeprefix('test_'):24} {points}")
+        print(f"{pad(mark, 6)}  {r.grade_id.removeprefix('test_'):24} {points}")
         if r.message:
             print("\n".join("        " + line for line in r.message.strip().splitlines()))
     score, total = sum(r.score for r in reports), sum(r.points for r in reports)
@@ -148,6 +149,7 @@ def _progress(args: argparse.Namespace) -> int:
 
 
 def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Path]) -> int:
+    from .._text import pad
     from ..grading._notebook_check import check_notebook
     from ..grading._referee import Referee
     from ..grading._sandbox import Worker
@@ -167,7 +169,7 @@ def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Pat
             passed = sum(r.passed for r in reports)
             done, total = done + passed, total + len(reports)
             count = _("{passed} of {n} questions pass").format(passed=passed, n=len(reports))
-            print(f"{path.parent.name:8} {count}   {path.relative_to(folder)}")
+            print(f"{path.parent.name:8} {pad(count, 24)} {path.relative_to(folder)}")
             for r in reports:
                 print(
                     f"  {marks.get(r.status, '✗')} {r.grade_id.removeprefix('test_'):24} "
