@@ -156,6 +156,21 @@ def test_start_copies_the_edition_asked_for(tmp_path):
     assert {p.parts[0] for p in copied.added} == {"notebooks", "exercises"}
 
 
+def test_the_chinese_exercises_stubs_are_in_chinese():
+    """nbgrader's code stub (``# YOUR CODE HERE``) is set per edition at release."""
+    from gather_course.course._course import CODE_STUB
+
+    stubs = [
+        cell.source
+        for path in sorted((ZH / "exercises").glob("*/*.ipynb"))
+        for cell in nbformat.read(path, 4).cells
+        if cell.metadata.get("nbgrader", {}).get("solution") and cell.cell_type == "code"
+    ]
+    assert len(stubs) == 15
+    first = CODE_STUB["zh"].splitlines()[0]  # indented under the def
+    assert all(first in s and "YOUR CODE" not in s for s in stubs), stubs
+
+
 def test_start_speaks_the_edition_it_copies(tmp_path):
     done = cli("start", str(tmp_path / "work"), "--no-lab", "--lang", "zh")
     assert done.returncode == 0, done.stderr

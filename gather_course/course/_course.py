@@ -125,6 +125,23 @@ def nbgrader_errors(result: dict[str, Any]) -> str:
     return "; ".join(dict.fromkeys(found)) or "nbgrader failed without saying why"
 
 
+# What nbgrader puts in place of a solution, in each edition's words (ClearSolutions.code_stub)
+CODE_STUB = {
+    "en": "# YOUR CODE HERE\nraise NotImplementedError()",
+    "zh": "# 在这里写你的代码\nraise NotImplementedError()",
+}
+
+
+def _edition(root: Path) -> str:
+    """The edition of the course at ``root``: its source notebooks' ``gather_course.lang``."""
+    import json
+
+    for path in sorted((root / SOURCE).glob("*/*.ipynb")):
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+        return "zh" if meta.get("gather_course", {}).get("lang") == "zh" else "en"
+    return "en"
+
+
 def release(root: Path, out: Path | None = None) -> list[Path]:
     """Generate the student notebooks of every assignment into ``out`` (default ``exercises/``).
 
@@ -137,7 +154,8 @@ def release(root: Path, out: Path | None = None) -> list[Path]:
         work = Path(tmp)
         shutil.copytree(root / SOURCE, work / SOURCE)
         shutil.copy2(root / "nbgrader_config.py", work / "nbgrader_config.py")
-        with nbgrader_api(work) as api:
+        stub = {"python": CODE_STUB[_edition(root)]}
+        with nbgrader_api(work, **{"ClearSolutions.code_stub": stub}) as api:
             for name in names:
                 done = api.generate_assignment(name, force=True, create=True)
                 if not done["success"] or not (work / RELEASE / name).is_dir():
