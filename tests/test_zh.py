@@ -189,6 +189,52 @@ def test_the_glossary_lists_the_terms_the_lectures_use():
     assert len(unused) <= len(terms) // 4, f"glossary terms no lecture uses: {unused}"
 
 
+# the words the glossary retired, as patterns (the left column of its "不用的说法" table)
+RETIRED = {
+    "笔记本": r"笔记本",
+    "单元（指 notebook 的单元格时）": r"单元(?!格)",
+    "错位（指因果移位时）": r"(?<![出读])错位(?!置)",
+    "追踪结果": r"追踪结果",
+    "计分练习（exercise）": r"计分练习（exercise）",
+}
+
+
+def _chinese_texts() -> dict[str, str]:
+    """Every Chinese text a learner reads: the notebooks' Markdown and comments, the
+    messages, the READMEs and the website's pages."""
+    from babel.messages.pofile import read_po
+
+    texts = {}
+    for path in sorted(ZH.glob("**/*.ipynb")):
+        nb = nbformat.read(path, 4)
+        texts[str(path.relative_to(ROOT))] = "\n".join(c.source for c in nb.cells)
+    with open(ROOT / "gather_course/locale/zh/LC_MESSAGES/gather_course.po", "rb") as f:
+        texts["gather_course.po"] = "\n".join(str(m.string) for m in read_po(f) if m.id)
+    for path in [ZH / "README.md", *sorted((ROOT / "website" / "zh").glob("*.md"))]:
+        texts[str(path.relative_to(ROOT))] = path.read_text(encoding="utf-8")
+    return texts
+
+
+def test_each_term_is_said_one_way():
+    glossary = (ZH / "glossary.md").read_text(encoding="utf-8")
+    table = glossary.split("## 不用的说法", 1)[1]
+    listed = re.findall(r"^\| ([^|]+?) \| ([^|]+?) \|$", table, flags=re.M)[1:]  # no header
+    assert {old for old, _new in listed} == set(RETIRED), listed
+    found = [
+        f"{where}: {m.group(0)!r} in {text[max(0, m.start() - 12) : m.end() + 12]!r}"
+        for where, text in _chinese_texts().items()
+        for pattern in RETIRED.values()
+        for m in re.finditer(pattern, text)
+    ]
+    assert not found, "retired words (zh/glossary.md, 不用的说法):\n" + "\n".join(found)
+
+
+def test_the_retired_words_check_is_not_blind():
+    text = "先写下来，再运行这个单元。这个笔记本里，出错位置和读错位置不算。"
+    hits = [m.group(0) for p in RETIRED.values() for m in re.finditer(p, text)]
+    assert hits == ["笔记本", "单元"]
+
+
 # nbgrader's gradebook code warns about its own SQLAlchemy session use (not ours).
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
 def test_grading_the_chinese_course_gives_the_solution_full_marks_and_a_blank_zero(tmp_path):
