@@ -1,4 +1,5 @@
-"""Run-wide pytest hooks: the GPU job's CUDA guard, and the time each part of the suite takes.
+"""Run-wide pytest hooks: the GPU job's CUDA guard, the notebook a kernel runs (its language),
+and the time each part of the suite takes.
 
 GATHER_COURSE_REQUIRE_CUDA=1 (set by .ci/run-gpu) stops the run before any test unless the
 course's default device is CUDA, so a GPU job can never pass by quietly running on the CPU.
@@ -39,6 +40,26 @@ def pytest_configure(config: pytest.Config) -> None:
                 f"{default_device()} (GATHER_COURSE_DEVICE="
                 f"{os.environ.get('GATHER_COURSE_DEVICE')!r}). Unset GATHER_COURSE_DEVICE."
             )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item):
+    """A notebook's kernel knows which notebook it runs (``JPY_SESSION_NAME``, as JupyterLab
+    tells its kernels), so a notebook of the Chinese edition re-runs in Chinese, as stored.
+    Set only while nbval starts the kernel: every other test keeps its own language."""
+    path = getattr(item, "path", None)
+    if path is None or path.suffix != ".ipynb":
+        yield
+        return
+    before = os.environ.get("JPY_SESSION_NAME")
+    os.environ["JPY_SESSION_NAME"] = str(path.resolve())
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("JPY_SESSION_NAME", None)
+        else:
+            os.environ["JPY_SESSION_NAME"] = before
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -83,6 +83,10 @@ def test_the_twin_checks_find_drift():
     tampered = copy.deepcopy(english)
     tampered.metadata["gather_course"] = {"lang": "zh"}
     assert twin_problems(english, tampered, "x") == []
+    tampered.cells[code].outputs = copy.deepcopy(tampered.cells[code].outputs)
+    for out in tampered.cells[code].outputs:  # its own Chinese run: other words, same kinds
+        out["text" if "text" in out else "data"] = out.get("text", out.get("data"))
+    assert twin_problems(english, tampered, "x") == []
     tampered.cells[code].source += "\nx = 1  # 注释"
     tampered.cells[code].outputs = []
     problems = twin_problems(english, tampered, "x")
@@ -110,14 +114,26 @@ def test_twins_rebuilds_from_the_english_and_lists_what_to_translate(tmp_path):
     chinese = copy.deepcopy(english)
     chinese.cells[0].source = "公式"
     chinese.cells[1].source = "x = 1  # 一"
-    chinese.cells[1].outputs = []
+    chinese.cells[1].outputs = [nbformat.v4.new_output("stream", text="一\n")]  # its own run
     nbformat.write(chinese, tmp_path / "zh" / "notebooks" / "01.ipynb")
 
     assert sync(tmp_path, accept=True) == []
     rebuilt = nbformat.read(tmp_path / "zh" / "notebooks" / "01.ipynb", as_version=4)
     assert [c.source for c in rebuilt.cells] == ["公式", "x = 1  # 一"]
-    assert rebuilt.cells[1].outputs == english.cells[1].outputs  # outputs come from the English
+    assert rebuilt.cells[1].outputs[0].text == "一\n"  # the same code: its Chinese outputs stay
     assert sync(tmp_path) == []
+    english.cells[1].source = "x = 2  # two"  # new code: the English outputs until re-run
+    english.cells[1].outputs = [nbformat.v4.new_output("stream", text="2\n")]
+    nbformat.write(english, tmp_path / "notebooks" / "01.ipynb")
+    assert sync(tmp_path) == ["notebooks/01.ipynb, cell c1 (code)"]
+    rebuilt = nbformat.read(tmp_path / "zh" / "notebooks" / "01.ipynb", as_version=4)
+    assert rebuilt.cells[1].source == "x = 2  # two" and rebuilt.cells[1].outputs[0].text == "2\n"
+    english.cells[1].source = "x = 1  # one"
+    english.cells[1].outputs = [nbformat.v4.new_output("stream", text="1\n")]
+    nbformat.write(english, tmp_path / "notebooks" / "01.ipynb")
+    chinese.cells[0].source = "公式"
+    nbformat.write(chinese, tmp_path / "zh" / "notebooks" / "01.ipynb")
+    assert sync(tmp_path, accept=True) == []
 
     english.cells[0].source = "The formula, again"  # the English changes, and grows a cell
     english.cells.append(nbformat.v4.new_markdown_cell("New text", id="m2"))

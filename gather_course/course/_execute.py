@@ -31,7 +31,9 @@ def execute_notebook(path: Path, timeout: int = 600, env: Mapping[str, str] | No
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
     )
-    client.execute(env={**os.environ, **RUN_ENV, **(env or {})})
+    # the kernel knows its notebook, as JupyterLab's do: a Chinese notebook runs in Chinese
+    session = {"JPY_SESSION_NAME": str(Path(path).resolve())}
+    client.execute(env={**os.environ, **RUN_ENV, **session, **(env or {})})
     assert [c.source for c in nb.cells] == sources
     for cell in nb.cells:
         cell.metadata.pop("execution", None)

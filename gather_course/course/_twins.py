@@ -1,14 +1,16 @@
 """The Chinese edition's notebooks and their English twins, kept in step.
 
 A Chinese notebook (``zh/notebooks/NN_x.ipynb``, ``zh/solutions/<a>/<a>.ipynb``) is its
-English twin with the same cells, ids, metadata, code and outputs, where only Markdown text and
-``#`` comments are translated. ``zh/sources.json`` records, for every cell, a hash of the
+English twin with the same cells, ids, metadata and code, where only Markdown text, ``#``
+comments and the words of strings (a figure's title, a printed label) are translated; its outputs are its own run, in Chinese (``gather-course execute``
+runs a notebook in its edition's language, and nbval checks them like the English ones). ``zh/sources.json`` records, for every cell, a hash of the
 English text its translation was made from, so a change to the English shows up as a cell to
 translate again rather than as a silent drift.
 
-``gather-course twins`` (maintainers) rebuilds every Chinese notebook from its twin: code,
-outputs and metadata from the English, the translations kept, and it lists the cells whose
-English is new or changed. ``--accept`` records the current English as translated.
+``gather-course twins`` (maintainers) rebuilds every Chinese notebook from its twin: code and
+metadata from the English, the translations and the Chinese outputs of unchanged code kept
+(a cell whose code changed gets the English outputs until ``gather-course execute`` re-runs
+the notebook), and it lists the cells whose English is new or changed. ``--accept`` records the current English as translated.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
 import tokenize
 from pathlib import Path
 from typing import Any
@@ -51,6 +54,31 @@ def code_without_comments(source: str) -> list[str]:
     return [line.rstrip() for line in text.splitlines() if line.strip()]
 
 
+_WORDS = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+
+
+def _blank(string: str) -> str:
+    """A string token with its words blanked; an f-string keeps its ``{expressions}``."""
+    prefix = string[: len(string) - len(string.lstrip("rRbBuUfF"))]
+    fields = re.findall(r"\{[^{}]*\}", string) if "f" in prefix.lower() else []
+    return "''" + "".join(fields)
+
+
+def code_shape(source: str) -> list[str]:
+    """The code of ``source`` with comments dropped and every string's words blanked: what a
+    translation must keep. Comments, and the words of strings (a figure's title, a printed
+    label), may be translated; names, numbers and operators may not."""
+    try:
+        return [
+            _blank(t.string) if t.type in _WORDS else t.string
+            for t in tokenize.generate_tokens(io.StringIO(source).readline)
+            if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
+            and t.string.strip()
+        ]
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return code_without_comments(source)
+
+
 def _has_text(cell: Any) -> bool:
     """Whether a cell has words to translate: Markdown, or code with comments."""
     if cell.cell_type == "markdown":
@@ -75,10 +103,12 @@ def twin_problems(en: Any, zh: Any, name: str) -> list[str]:
         if (a.cell_type, a.metadata) != (b.cell_type, b.metadata):
             problems.append(f"{where}: cell type or metadata differ from the English")
         elif a.cell_type == "code":
-            if code_without_comments(a.source) != code_without_comments(b.source):
-                problems.append(f"{where}: the code differs from the English (not only comments)")
-            if a.outputs != b.outputs:
-                problems.append(f"{where}: the stored outputs differ from the English")
+            if code_shape(a.source) != code_shape(b.source):
+                problems.append(
+                    f"{where}: the code differs from the English (not only comments and words)"
+                )
+            if [o.output_type for o in a.outputs] != [o.output_type for o in b.outputs]:
+                problems.append(f"{where}: its outputs are not of the English run's kinds")
     return problems
 
 
@@ -115,10 +145,13 @@ def sync(root: Path, accept: bool = False) -> list[str]:
             new = nbformat.from_dict(json.loads(json.dumps(cell)))  # a copy of the English
             if old is not None and old.cell_type == cell.cell_type:
                 same_code = cell.cell_type != "code" or (
-                    code_without_comments(old.source) == code_without_comments(cell.source)
+                    code_shape(old.source) == code_shape(cell.source)
                 )
                 if same_code:
                     new.source = old.source
+                    if cell.cell_type == "code":
+                        new.outputs = old.outputs  # the Chinese run's
+                        new.execution_count = old.execution_count
             changed = old is None or done.get(cell.get("id")) != _digest(cell)
             if _has_text(cell) and changed and not accept:
                 todo.append(f"{name}, cell {cell.get('id')} ({cell.cell_type})")
