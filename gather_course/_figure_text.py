@@ -27,10 +27,29 @@ _CJK_FONTS = (
 
 @functools.cache
 def _cjk_font() -> str | None:
+    import logging
+
     from matplotlib import font_manager
 
     installed = {font.name for font in font_manager.fontManager.ttflist}
-    return next((name for name in _CJK_FONTS if name in installed), None)
+    font = next((name for name in _CJK_FONTS if name in installed), None)
+    if font is not None:  # a CJK font with one weight (WenQuanYi's is 500) is no warning
+        logging.getLogger("matplotlib.font_manager").addFilter(_SameFontOtherWeight(font))
+    return font
+
+
+class _SameFontOtherWeight:
+    """Drops matplotlib's "findfont: Failed to find font weight normal for FONT, now using
+    500" for the CJK font alone: it draws every weight, and the note would land in a cell."""
+
+    def __init__(self, font: str) -> None:
+        self.font = font
+
+    def filter(self, record: object) -> bool:
+        message = str(getattr(record, "getMessage", lambda: "")())
+        return not (
+            message.startswith("findfont: Failed to find font weight") and self.font in message
+        )
 
 
 def figure_font() -> dict[str, list[str]]:
@@ -50,3 +69,17 @@ def figure_font() -> dict[str, list[str]]:
 def _fig(message: str) -> str:
     """``message`` for a figure: translated only where a font can draw the translation."""
     return _(message) if figure_font() else message
+
+
+def use_cjk_fallback() -> bool:
+    """In a Chinese notebook, let matplotlib draw Chinese in any figure: the default family
+    becomes the first sans-serif font, then the CJK font (Latin text looks as before; a
+    Chinese character falls back to the CJK font; matplotlib falls back only between named
+    families). Called when the drawings load; True when it applied."""
+    font = _cjk_font() if language() == "zh" else None
+    from matplotlib import rcParams
+
+    if font is None or list(rcParams["font.family"]) != ["sans-serif"]:
+        return False  # English, no CJK font, or a family the learner chose: left as it is
+    rcParams["font.family"] = figure_font()["fontfamily"]
+    return True

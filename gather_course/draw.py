@@ -27,12 +27,14 @@ from ._draw_layout import (
     _width_pt,
 )
 from ._errors import GatherCourseError
-from ._figure_text import _fig, figure_font
+from ._figure_text import _fig, figure_font, use_cjk_fallback
 from ._gather_call import effective_ndim, ensure_valid, source_position
 from ._i18n import _
 from ._text import fmt_pos, fmt_value
 
 __all__ = ["draw_gather", "draw_gather_grad"]
+
+use_cjk_fallback()  # a Chinese notebook's own figures (titles in its code) draw Chinese too
 
 
 def draw_gather(

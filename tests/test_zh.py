@@ -245,6 +245,40 @@ def test_each_term_is_said_one_way():
     assert not found, "retired words (zh/glossary.md, 不用的说法):\n" + "\n".join(found)
 
 
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+_VERDICT = re.compile(r"^\W{0,3}(✅|❌)")
+
+
+def _verdict_lines(path) -> list[str]:
+    """The verdict lines (✅, ❌) of a notebook's stored outputs."""
+    found = []
+    for cell in nbformat.read(path, 4).cells:
+        for out in cell.get("outputs", []):
+            texts = [out.get("text", "")] + [
+                v if isinstance(v, str) else "".join(v)
+                for k, v in out.get("data", {}).items()
+                if k in ("text/plain", "text/markdown")
+            ]
+            found += [line for t in texts for line in t.splitlines() if _VERDICT.match(line)]
+    return found
+
+
+@pytest.mark.parametrize(
+    "path",
+    sorted([*(ZH / "notebooks").glob("*.ipynb"), *(ZH / "solutions").glob("*/*.ipynb")]),
+    ids=lambda p: p.relative_to(ZH).as_posix(),
+)
+def test_the_chinese_editions_stored_verdicts_are_chinese(path):
+    """Its outputs are its own run, in Chinese: no verdict line in English alone."""
+    english = [line for line in _verdict_lines(path) if not _CJK.search(line)]
+    assert not english, f"{path.relative_to(ROOT)}: verdicts in English: {english[:3]}"
+
+
+def test_the_verdict_scan_is_not_blind():
+    assert _verdict_lines(ROOT / "notebooks" / "03_pixel_indexing.ipynb")  # English verdicts
+    assert _verdict_lines(ROOT / "solutions" / "topk" / "topk.ipynb")
+
+
 def test_the_retired_words_check_is_not_blind():
     text = "先写下来，再运行这个单元。这个笔记本里，出错位置和读错位置不算。"
     hits = [m.group(0) for p in RETIRED.values() for m in re.finditer(p, text)]
