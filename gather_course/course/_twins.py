@@ -72,8 +72,7 @@ def code_shape(source: str) -> list[str]:
         return [
             _blank(t.string) if t.type in _WORDS else t.string
             for t in tokenize.generate_tokens(io.StringIO(source).readline)
-            if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE)
-            and t.string.strip()
+            if t.type not in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE) and t.string.strip()
         ]
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return code_without_comments(source)
