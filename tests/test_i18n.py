@@ -128,6 +128,8 @@ CODE_CONSTANTS = {  # prose-looking strings that are code, not messages
     ("grading/_timing.py", "import itertools\nimport torch\nimport torch.nn.functional as F\n"),
     # the Colab cell's comment: written into each edition's notebooks, both languages spelled out
     ("course/_colab.py", _COLAB_EN),
+    # matplotlib's own log line, matched to drop it
+    ("_figure_text.py", "findfont: Failed to find font weight"),
     # nbgrader's code stub, per edition (its Chinese is spelled out beside it)
     ("course/_course.py", "# YOUR CODE HERE\nraise NotImplementedError()"),
 }
