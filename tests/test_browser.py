@@ -550,6 +550,7 @@ def test_run_all_on_a_blank_exercise_shows_a_verdict_under_every_test_cell(lab, 
 CLASS_STUDENT = "lin_wei"
 
 
+@pytest.mark.classroom  # a class release: the third test command (README)
 def test_a_class_notebook_shows_the_students_own_task_and_checks_it(lab, page, tmp_path):
     """A class release's notebook, opened by the student lin_wei: Run All shows her own task
     under each task cell and a verdict on her own variant; her own answer then passes."""

@@ -39,6 +39,10 @@ def _digest(folder: Path) -> dict[str, str]:
     }
 
 
+# A class release for six students, checked question by question: the third test command
+# (README), with the rest of the classroom; the first keeps the quick checks of this file.
+CLASS = pytest.mark.classroom
+
 ROSTER = ["ada_37q", "bob_37q", "cyd_37q", "dee_37q", "eve_37q", "fay_37q"]  # ids seen nowhere else
 
 
@@ -73,6 +77,7 @@ def _answers(nb, variants: dict[str, str]) -> dict[str, str]:
     return found
 
 
+@CLASS
 def test_one_notebook_for_the_class_and_a_variant_for_each_student(klass):
     target, info = klass
     assert info["roster"] == ROSTER and info["preview"] == "ada_37q"
@@ -101,6 +106,7 @@ def test_one_notebook_for_the_class_and_a_variant_for_each_student(klass):
         assert len(sets) >= 5, assignment  # six students, (almost) six sets of variants
 
 
+@CLASS
 def test_the_sources_hold_the_preview_students_answers(klass):
     target, info = klass
     for assignment, table in info["variants"].items():
@@ -121,6 +127,7 @@ def referee():
     ref.close()
 
 
+@CLASS
 @pytest.mark.parametrize("assignment", assignments(ROOT))
 def test_own_answers_pass_and_a_classmates_or_the_public_ones_lose_every_varied_question(
     klass, referee, assignment, tmp_path
@@ -157,6 +164,7 @@ def test_own_answers_pass_and_a_classmates_or_the_public_ones_lose_every_varied_
         referee_student(referee, folder, released, secret=99, variants=own("zed_37q"))
 
 
+@CLASS
 def test_a_class_source_notebook_runs_as_the_preview_student_and_passes_nbval(klass, tmp_path):
     target, info = klass
     path = tmp_path / "basics.ipynb"
@@ -188,6 +196,7 @@ def test_a_class_source_notebook_runs_as_the_preview_student_and_passes_nbval(kl
     assert done.returncode == 0, done.stdout[-2000:]
 
 
+@CLASS
 def test_check_judges_the_student_it_is_run_for(klass, tmp_path, monkeypatch):
     """What check says is what grading gives: each student's own variant, from their id."""
     target, info = klass
@@ -315,6 +324,7 @@ def test_partial_copies_are_found_with_their_lines_side_by_side_and_honest_answe
     )
 
 
+@CLASS
 def test_the_class_copy_report_flags_crossed_and_published_variant_answers(klass, referee):
     """bob hands in ada's answers: right for ada's variants, wrong for his own; they are the
     published answers of ada's variants; a blank notebook is nothing alike."""
@@ -396,6 +406,7 @@ def test_a_class_with_its_own_variants_graded_and_reported_end_to_end(tmp_path):
     assert f"{bob}'s answer fails their own variant" in report and ada in report
 
 
+@CLASS
 def test_a_class_release_made_again_is_byte_identical(klass, tmp_path):
     target, info = klass
     again = tmp_path / "again"
