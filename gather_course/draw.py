@@ -325,7 +325,7 @@ def draw_gather_grad(
     for k, line in enumerate(lines):
         for c, js in sources[k].items():
             for j in js:
-                out_cells[k, j] = (fmt_value(g[full(line, j)]), f"to [{c}]")
+                out_cells[k, j] = (fmt_value(g[full(line, j)]), _fig("to [{c}]").format(c=c))
         for c in range(n_in):
             js = sources[k].get(c, [])
             terms = "+".join(fmt_value(g[full(line, j)]) for j in js)
