@@ -224,7 +224,14 @@ def _grad_cell(ax: Axes, x: float, y: float, face: Any, text: str, sub: str) -> 
     )
     if sub:
         ax.text(
-            x + 0.5, y + 0.76, sub, ha="center", va="center", fontsize=_GRAD_PT[1], color="#222222"
+            x + 0.5,
+            y + 0.76,
+            sub,
+            ha="center",
+            va="center",
+            fontsize=_GRAD_PT[1],
+            color="#222222",
+            **figure_font(),  # "to [c]" is words: 送往 [c] in Chinese
         )
 
 
@@ -342,7 +349,10 @@ def draw_gather_grad(
     unit = max(
         [40.0]
         + [_grad_text_pt(t, big) + 10 for t, _sub in [*out_cells.values(), *in_cells.values()]]
-        + [_grad_text_pt(s, small) + 8 for _text, s in [*out_cells.values(), *in_cells.values()]]
+        + [
+            _grad_text_pt(s, small, **font) + 8
+            for _text, s in [*out_cells.values(), *in_cells.values()]
+        ]
     )
     left = (max(_grad_text_pt(s, small) for s in labels) + 14) / unit
     width = max(n_out, n_in)
