@@ -50,6 +50,16 @@ def test_gpu_workflow_runs_only_when_asked_on_a_gpu_runner():
     assert "PIP_CONSTRAINT" not in text and "GATHER_COURSE_DEVICE" not in text
 
 
+def test_every_check_in_ci_run_can_fail_the_run():
+    """Under ``set -e`` a command that fails before ``&&`` does not stop the script: each
+    check stands on its own line (a lint failure once passed CI that way)."""
+    lines = [line.split("#")[0].strip() for line in script_lines("run")]
+    for check in ("ruff check", "ruff format --check", "lint-imports", "pip check", "pytest"):
+        found = [line for line in lines if check in line]
+        assert found, check
+        assert all("&&" not in line.split(check)[1] for line in found), found
+
+
 def test_release_workflow_publishes_a_tag_with_trusted_publishing_and_no_token():
     wf = workflow("release.yml")
     assert wf["on"] == {"push": {"tags": ["v*"]}}
