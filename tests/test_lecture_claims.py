@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 
-import nbformat
 import pytest
 import torch
 import torch.nn.functional as F
@@ -20,32 +19,10 @@ from torch.utils import benchmark
 
 import gather_course
 from gather_course import default_device
-from tests.helpers import ROOT
+from tests.lectures import NOTEBOOKS, article, cell, cells, needs_seeds, printed
 
-NOTEBOOKS = ROOT / "notebooks"
 LECTURES = ("01_basic_formula", "02_nlp_label_scores", "04_topk_patch_selection")
-SEEDS = ROOT.parent / "shared" / "seeds"  # the source articles, next to a maintainer's checkout
-needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="no ../shared/seeds")
-
-
-def cells(name: str) -> list:
-    return nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
-
-
-def cell(name: str, cell_id: str):
-    (found,) = [c for c in cells(name) if c.get("id") == cell_id]
-    return found
-
-
-def printed(c) -> str:
-    """What a code cell printed or showed (streams and plain-text results)."""
-    parts = []
-    for out in c.outputs:
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif out.output_type == "execute_result":
-            parts.append(out.data.get("text/plain", ""))
-    return "".join(parts)
+EVERY_LECTURE = sorted(p.stem for p in NOTEBOOKS.glob("[0-9]*.ipynb"))
 
 
 def run_cell(name: str, cell_id: str, namespace: dict) -> dict:
@@ -54,15 +31,10 @@ def run_cell(name: str, cell_id: str, namespace: dict) -> dict:
     return namespace
 
 
-def article(number: str) -> str:
-    (path,) = SEEDS.glob(f"{number}_*.txt")
-    return path.read_text(encoding="utf-8")
-
-
 # -- every lecture ----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("name", LECTURES)
+@pytest.mark.parametrize("name", EVERY_LECTURE)
 def test_the_lecture_imports_only_public_names_of_the_package(name):
     code = "\n".join(c.source for c in cells(name) if c.cell_type == "code")
     assert not re.search(r"^\s*import gather_course|from gather_course\.", code, re.M)

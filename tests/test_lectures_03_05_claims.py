@@ -16,48 +16,15 @@ import re
 import subprocess
 import sys
 
-import nbformat
 import pytest
 import torch
 
-import gather_course
-from tests.helpers import ROOT
+from tests.lectures import article, cell, cells, flat, needs_seeds, printed, prose
 
-NOTEBOOKS = ROOT / "notebooks"
 PIXELS, MAE = "03_pixel_indexing", "05_mae_random_masking"
 LECTURES = (PIXELS, MAE)
-SEEDS = ROOT.parent / "shared" / "seeds"  # the source articles, next to a maintainer's checkout
-needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="no ../shared/seeds")
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 CPU = torch.device("cpu")
-
-
-def cells(name: str) -> list:
-    return nbformat.read(NOTEBOOKS / f"{name}.ipynb", as_version=4).cells
-
-
-def cell(name: str, cell_id: str):
-    (found,) = [c for c in cells(name) if c.get("id") == cell_id]
-    return found
-
-
-def prose(name: str) -> str:
-    return "\n".join(c.source for c in cells(name) if c.cell_type == "markdown")
-
-
-def flat(text: str) -> str:
-    return " ".join(text.split())
-
-
-def printed(c) -> str:
-    """What a code cell printed or showed (streams and plain-text results)."""
-    parts = []
-    for out in c.outputs:
-        if out.output_type == "stream":
-            parts.append(out.text)
-        elif out.output_type == "execute_result":
-            parts.append(out.data.get("text/plain", ""))
-    return "".join(parts)
 
 
 def run_cells(name: str, ids: tuple[str, ...], namespace: dict | None = None) -> dict:
@@ -68,20 +35,7 @@ def run_cells(name: str, ids: tuple[str, ...], namespace: dict | None = None) ->
     return ns
 
 
-def article(number: str) -> str:
-    (path,) = SEEDS.glob(f"{number}_*.txt")
-    return path.read_text(encoding="utf-8")
-
-
 # -- both lectures ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("name", LECTURES)
-def test_the_lecture_imports_only_public_names_of_the_package(name):
-    code = "\n".join(c.source for c in cells(name) if c.cell_type == "code")
-    assert not re.search(r"^\s*import gather_course|from gather_course\.", code, re.M)
-    for names in re.findall(r"from gather_course import ([^\n]+)", code):
-        assert set(re.split(r",\s*", names.strip())) <= set(gather_course.__all__), names
 
 
 @pytest.mark.parametrize("name", LECTURES)
