@@ -279,6 +279,31 @@ def test_the_verdict_scan_is_not_blind():
     assert _verdict_lines(ROOT / "solutions" / "topk" / "topk.ipynb")
 
 
+_ASCII_MARK = re.compile(r"[\u4e00-\u9fff][,;:?!]|[,;?!]\s*[\u4e00-\u9fff]")
+
+
+def _own_prose(markdown: str) -> str:
+    """A cell's own Chinese sentences: without code, quotations (「」, 《》, > blocks) and
+    tables, which keep their source's punctuation."""
+    text = re.sub(r"```.*?```|`[^`]*`|「[^」]*」|《[^》]*》", "", markdown, flags=re.S)
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith((">", "|")))
+
+
+def test_chinese_prose_uses_chinese_punctuation():
+    texts = {k: v for k, v in _chinese_texts().items() if not k.endswith(".ipynb")}
+    for path in sorted(ZH.glob("**/*.ipynb")):  # the notebooks' Markdown: code keeps ASCII
+        cells = nbformat.read(path, 4).cells
+        texts[str(path)] = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    found = [
+        f"{where}: {_own_prose(text)[max(0, m.start() - 12) : m.end() + 12]!r}"
+        for where, text in texts.items()
+        for m in _ASCII_MARK.finditer(_own_prose(text))
+    ]
+    assert not found, "ASCII punctuation in Chinese prose (，；：？！):\n" + "\n".join(found)
+    assert _ASCII_MARK.search(_own_prose("这是一句话,没有用中文逗号。"))
+    assert not _ASCII_MARK.search(_own_prose("文章写道：「用法:如下」。`a,b`"))
+
+
 def test_the_retired_words_check_is_not_blind():
     text = "先写下来，再运行这个单元。这个笔记本里，出错位置和读错位置不算。"
     hits = [m.group(0) for p in RETIRED.values() for m in re.finditer(p, text)]
