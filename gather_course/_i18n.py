@@ -62,8 +62,10 @@ def about_notebook(path: str | os.PathLike[str]) -> contextlib.AbstractContextMa
 
 
 def edition(nb: Any) -> str:
-    """The edition a notebook (an nbformat node) belongs to: ``zh`` or ``en``."""
-    meta = getattr(nb, "metadata", {}).get("gather_course", {})
+    """The edition a notebook belongs to, from its ``gather_course.lang``: ``zh`` or ``en``
+    (``nb`` is an nbformat node, or the notebook's JSON as a dict)."""
+    meta = nb.get("metadata") if isinstance(nb, dict) else None
+    meta = meta.get("gather_course") if isinstance(meta, dict) else None
     return "zh" if isinstance(meta, dict) and meta.get("lang") == "zh" else "en"
 
 
@@ -79,10 +81,9 @@ def _notebook_language(path: str) -> str:
 
     try:
         with open(path, encoding="utf-8") as f:
-            meta = json.load(f).get("metadata", {}).get("gather_course", {})
-    except (OSError, ValueError, AttributeError):
+            return edition(json.load(f))
+    except (OSError, ValueError):
         return "en"
-    return "zh" if isinstance(meta, dict) and meta.get("lang") == "zh" else "en"
 
 
 @functools.cache

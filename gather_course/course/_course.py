@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import GatherCourseError
-from .._i18n import _
+from .._i18n import _, edition
 
 SOURCE, RELEASE = "solutions", "exercises"
 PROTECTED = (SOURCE, RELEASE, "submitted")  # folders our commands never write into, except release
@@ -137,8 +137,7 @@ def _edition(root: Path) -> str:
     import json
 
     for path in sorted((root / SOURCE).glob("*/*.ipynb")):
-        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
-        return "zh" if meta.get("gather_course", {}).get("lang") == "zh" else "en"
+        return edition(json.loads(path.read_text(encoding="utf-8")))
     return "en"
 
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import GatherCourseError
-from .._i18n import N_, _catalog
+from .._i18n import N_, _catalog, edition
 from ..course._course import RELEASE, SOURCE, assignments, release
 from ..questions import exercise
 from ..questions._classroom import class_key, roster_tag
@@ -136,8 +136,7 @@ def _class_notebook(nb: Any, key: str, tags: list[str], preview: str, solver: So
     and the preview student's variants."""
     import nbformat
 
-    lang = nb.metadata.get("gather_course", {}).get("lang", "en")
-    tr = _catalog(lang).gettext
+    tr = _catalog(edition(nb)).gettext
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     cells["setup"].source += _SETUP.format(key=key, tags=" ".join(sorted(tags)))
     shown: dict[str, str] = {}
