@@ -47,19 +47,14 @@ def pytest_runtest_setup(item: pytest.Item):
     """A notebook's kernel knows which notebook it runs (``JPY_SESSION_NAME``, as JupyterLab
     tells its kernels), so a notebook of the Chinese edition re-runs in Chinese, as stored.
     Set only while nbval starts the kernel: every other test keeps its own language."""
+    from gather_course._i18n import kernels_run
+
     path = getattr(item, "path", None)
     if path is None or path.suffix != ".ipynb":
         yield
         return
-    before = os.environ.get("JPY_SESSION_NAME")
-    os.environ["JPY_SESSION_NAME"] = str(path.resolve())
-    try:
+    with kernels_run(path.resolve()):
         yield
-    finally:
-        if before is None:
-            os.environ.pop("JPY_SESSION_NAME", None)
-        else:
-            os.environ["JPY_SESSION_NAME"] = before
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

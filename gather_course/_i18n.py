@@ -36,7 +36,7 @@ def language() -> str:
     JupyterLab runs this kernel for."""
     value = os.environ.get(LANG_ENV, "").strip().lower().replace("-", "_")
     if not value:
-        return _ABOUT.get() or _notebook_language(os.environ.get(_SESSION_ENV, ""))
+        return _ABOUT.get() or _notebook_language(os.environ.get(SESSION_ENV, ""))
     return "zh" if value.startswith("zh") else "en"
 
 
@@ -69,7 +69,22 @@ def edition(nb: Any) -> str:
     return "zh" if isinstance(meta, dict) and meta.get("lang") == "zh" else "en"
 
 
-_SESSION_ENV = "JPY_SESSION_NAME"  # jupyter_server gives a notebook's kernel its path
+SESSION_ENV = "JPY_SESSION_NAME"  # jupyter_server gives a notebook's kernel its path
+
+
+@contextlib.contextmanager
+def kernels_run(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Kernels started meanwhile from this process know they run the notebook at ``path``, as
+    JupyterLab's do: a notebook of the Chinese edition runs in Chinese (nbval, Validate)."""
+    before = os.environ.get(SESSION_ENV)
+    os.environ[SESSION_ENV] = os.path.abspath(path)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(SESSION_ENV, None)
+        else:
+            os.environ[SESSION_ENV] = before
 
 
 @functools.lru_cache(maxsize=8)

@@ -7,6 +7,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from .._i18n import SESSION_ENV
+
 # What every stored run uses, whatever the machine: the CPU, and a fixed hash seed.
 RUN_ENV = {"GATHER_COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0"}
 
@@ -32,7 +34,7 @@ def execute_notebook(path: Path, timeout: int = 600, env: Mapping[str, str] | No
         resources={"metadata": {"path": str(path.parent)}},
     )
     # the kernel knows its notebook, as JupyterLab's do: a Chinese notebook runs in Chinese
-    session = {"JPY_SESSION_NAME": str(Path(path).resolve())}
+    session = {SESSION_ENV: str(Path(path).resolve())}
     client.execute(env={**os.environ, **RUN_ENV, **session, **(env or {})})
     assert [c.source for c in nb.cells] == sources
     for cell in nb.cells:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from .._i18n import _, about_notebook
+from .._i18n import _, about_notebook, kernels_run
 from .._text import wrap
 
 WIDTH = 88  # columns of the dialog's <pre> at its default size, measured in Chromium
@@ -72,16 +72,9 @@ def _validator_class() -> type:
 
         def validate(self, filename: str) -> dict:
             path = os.path.abspath(filename)
-            before = os.environ.get("JPY_SESSION_NAME")
-            os.environ["JPY_SESSION_NAME"] = path  # the kernel speaks the notebook's language
             self.grades = []
-            try:
+            with kernels_run(path):  # the kernel speaks the notebook's language
                 results = super().validate(filename)
-            finally:
-                if before is None:
-                    os.environ.pop("JPY_SESSION_NAME", None)
-                else:
-                    os.environ["JPY_SESSION_NAME"] = before
             failed = results.get("failed")
             if failed:
                 with about_notebook(path):
