@@ -138,3 +138,29 @@ def judge(referee, qid: str, cells: list[str], secret: int | None = 4321):
     from gather_course.grading._submission import Submission
 
     return referee.judge(Submission(cells), Plan.make(qid, secret))
+
+
+def fill_cells(
+    nb, answers: dict[str, str], tests: dict[str, str | None] | None = None, extra: list[str] = ()
+):
+    """A copy of notebook ``nb`` with the cells named by grade id replaced: ``answers`` in
+    answer cells, ``tests`` in test cells (None deletes the cell), and ``extra`` cells added."""
+    import copy
+
+    import nbformat
+
+    nb = copy.deepcopy(nb)
+    tests = tests or {}
+    cells = []
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in answers:
+            cell.source = answers[gid]
+        if gid in tests:
+            if tests[gid] is None:
+                continue  # the learner deleted it
+            cell.source = tests[gid]
+        cells.append(cell)
+    cells += [nbformat.v4.new_code_cell(src) for src in extra]
+    nb.cells = cells
+    return nb

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import os
@@ -24,7 +23,7 @@ from gather_course.grading._classjob import referee_student
 from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import Worker
 from gather_course.grading._submission import NotGraded, graded_cells
-from tests.helpers import ROOT, cli
+from tests.helpers import ROOT, cli, fill_cells
 from tests.variant_solutions import solution_code
 
 SEED = 2026
@@ -53,15 +52,6 @@ def klass(tmp_path_factory):
     info = release_class(course_root(ROOT), SEED, target, ROSTER, execute=False)
     assert _digest(ROOT / "solutions") | _digest(ROOT / "exercises") == before
     return target, info
-
-
-def _fill(nb, answers: dict[str, str]):
-    nb = copy.deepcopy(nb)
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers:
-            cell.source = answers[gid]
-    return nb
 
 
 def _released(target: Path, assignment: str):
@@ -150,7 +140,7 @@ def test_own_answers_pass_and_a_classmates_or_the_public_ones_lose_every_varied_
         folder = tmp_path / who / assignment
         folder.mkdir(parents=True)
         answers = _answers(released[name], {} if whose == "public" else table[whose])
-        nbformat.write(_fill(released[name], answers), folder / name)
+        nbformat.write(fill_cells(released[name], answers), folder / name)
         verdicts, _ = referee_student(referee, folder, released, secret=99, variants=own(who))
         for gid, qid, _points in graded_cells(released[name]):
             qid = qid.partition(":")[0]
@@ -202,7 +192,9 @@ def test_check_judges_the_student_it_is_run_for(klass, tmp_path, monkeypatch):
     target, info = klass
     released = _released(target, "nlp")
     path = tmp_path / "nlp.ipynb"
-    nbformat.write(_fill(released, _answers(released, info["variants"]["nlp"]["bob_37q"])), path)
+    nbformat.write(
+        fill_cells(released, _answers(released, info["variants"]["nlp"]["bob_37q"])), path
+    )
     scores = {}
     monkeypatch.delenv("JUPYTERHUB_USER", raising=False)
     for who in ("bob_37q", "cyd_37q"):
@@ -266,7 +258,7 @@ def test_similar_lists_copies_and_published_solutions(tmp_path):
     for student, code in answers.items():
         folder = root / "submitted" / student / "basics"
         folder.mkdir(parents=True)
-        nbformat.write(_fill(released, {"pick_per_row": code}), folder / "basics.ipynb")
+        nbformat.write(fill_cells(released, {"pick_per_row": code}), folder / "basics.ipynb")
     report = similar(root, "basics", {"basics.ipynb": released})
     assert report.groups["basics.pick_per_row"] == [["alice", "bob_37q"]]
     assert report.published["basics.pick_per_row"] == [("carol", "public")]
@@ -336,7 +328,7 @@ def test_the_class_copy_report_flags_crossed_and_published_variant_answers(klass
         folder = target / "submitted" / student / "nlp"
         folder.mkdir(parents=True)
         answers = _answers(released["nlp.ipynb"], table[whose]) if whose else {}
-        nbformat.write(_fill(released["nlp.ipynb"], answers), folder / "nlp.ipynb")
+        nbformat.write(fill_cells(released["nlp.ipynb"], answers), folder / "nlp.ipynb")
     try:
         report = similar(target, "nlp", released, referee)
     finally:
@@ -386,7 +378,9 @@ def test_a_class_with_its_own_variants_graded_and_reported_end_to_end(tmp_path):
     for student, whose in ((ada, ada), (bob, ada), ("zed_37q", cyd)):
         folder = target / "submitted" / student / "basics"
         folder.mkdir(parents=True)
-        nbformat.write(_fill(released, _answers(released, table[whose])), folder / "basics.ipynb")
+        nbformat.write(
+            fill_cells(released, _answers(released, table[whose])), folder / "basics.ipynb"
+        )
     done = cli("grade", "basics", "--course", str(target))
     assert done.returncode == 0, done.stderr[-2000:]
     with open(target / "grades-basics.csv", newline="") as f:

@@ -10,7 +10,6 @@ classmate, and no file outside the student's own sandbox may change.
 
 from __future__ import annotations
 
-import copy
 import csv
 import hashlib
 import inspect
@@ -30,7 +29,7 @@ from gather_course.course._course import assignments, nbgrader_api
 from gather_course.grading._sandbox import SANDBOX, isolation
 from gather_course.grading._submission import graded_cells
 from tests.answers import WRONG
-from tests.helpers import ROOT
+from tests.helpers import ROOT, fill_cells
 
 ASSIGNMENTS = assignments(ROOT)
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
@@ -57,26 +56,6 @@ def _typical_wrong(qid: str) -> str:
 
 def _solution(qid: str) -> str:
     return IMPORTS + exercise(qid).solution_code
-
-
-def _fill(
-    nb, answers: dict[str, str], tests: dict[str, str | None] | None = None, extra: list[str] = ()
-):
-    nb = copy.deepcopy(nb)
-    tests = tests or {}
-    cells = []
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if gid in answers:
-            cell.source = answers[gid]
-        if gid in tests:
-            if tests[gid] is None:
-                continue  # the learner deleted it
-            cell.source = tests[gid]
-        cells.append(cell)
-    cells += [nbformat.v4.new_code_cell(src) for src in extra]
-    nb.cells = cells
-    return nb
 
 
 # -- the dishonest class of basics: what each one tries ------------------------------------------
@@ -210,13 +189,13 @@ def _submissions(assignment: str, root: Path) -> dict[str, object]:
     right = {cell: _solution(qid) for qid, cell, _, _ in qs}
     wrong = {cell: _typical_wrong(qid) for qid, cell, _, _ in qs}
     subs = {
-        "solution": _fill(student_nb, right),
+        "solution": fill_cells(student_nb, right),
         "untouched": student_nb,
-        "wrong_odd": _fill(
+        "wrong_odd": fill_cells(
             student_nb,
             {c: (wrong if i % 2 == 0 else right)[c] for i, (_, c, _, _) in enumerate(qs)},
         ),
-        "wrong_even": _fill(
+        "wrong_even": fill_cells(
             student_nb,
             {c: (wrong if i % 2 == 1 else right)[c] for i, (_, c, _, _) in enumerate(qs)},
         ),
@@ -226,28 +205,28 @@ def _submissions(assignment: str, root: Path) -> dict[str, object]:
     first, test = qs[0][1], qs[0][2]
     subs.update(
         {
-            "edits_test": _fill(student_nb, right, {test: "pass"}),
-            "deletes_test": _fill(student_nb, right, {test: None}),
-            "magic_in_answer": _fill(
+            "edits_test": fill_cells(student_nb, right, {test: "pass"}),
+            "deletes_test": fill_cells(student_nb, right, {test: None}),
+            "magic_in_answer": fill_cells(
                 student_nb, right, extra=["%timeit pick_per_row(1, 2)", "!cat /etc/passwd"]
             ),
-            "noisy_but_right": _fill(student_nb, {**right, first: IMPORTS + NOISY}),
-            "lists_not_vectorized": _fill(student_nb, {**right, first: IMPORTS + LISTS}),
+            "noisy_but_right": fill_cells(student_nb, {**right, first: IMPORTS + NOISY}),
+            "lists_not_vectorized": fill_cells(student_nb, {**right, first: IMPORTS + LISTS}),
             "corrupt": "{ not a notebook",
         }
     )
     for n, (name, code) in enumerate({**IN_PROCESS, **MACHINE}.items()):
         code = code.replace("{root}", str(root))
         body = code if "def pick_per_row" in code else code + FAKE
-        subs[name] = _fill(student_nb, {**right, first: IMPORTS + body})
-        subs[f"honest_{n:02d}"] = _fill(student_nb, right)  # a classmate after each one
+        subs[name] = fill_cells(student_nb, {**right, first: IMPORTS + body})
+        subs[f"honest_{n:02d}"] = fill_cells(student_nb, right)  # a classmate after each one
     for name, secret in CLASSMATE_SECRETS.items():
         planted = f"SECRET = {secret!r}\n" + _solution(qs[0][0])
-        subs[name] = _fill(student_nb, {**right, first: IMPORTS + planted})
-    subs["reads_classmates"] = _fill(student_nb, {**right, first: IMPORTS + READS_CLASSMATES})
+        subs[name] = fill_cells(student_nb, {**right, first: IMPORTS + planted})
+    subs["reads_classmates"] = fill_cells(student_nb, {**right, first: IMPORTS + READS_CLASSMATES})
     loop_cell = qs[1][1]
     for name, code in EVASIONS.items():
-        subs[name] = _fill(student_nb, {**right, loop_cell: IMPORTS + code})
+        subs[name] = fill_cells(student_nb, {**right, loop_cell: IMPORTS + code})
     return subs
 
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from gather_course import exercise, exercise_ids
-from tests.helpers import ROOT
+from tests.helpers import ROOT, fill_cells
 from tests.variant_solutions import solution_code
 
 # the lines of an answer that do the work (a gather, a scatter, a sort, a top-k)
@@ -160,12 +160,7 @@ def _solve(exercise_path: Path, assignment: str) -> None:
         for c in solved.cells
         if c.metadata.get("nbgrader", {}).get("solution")
     }
-    nb = nbformat.read(exercise_path, 4)
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.metadata.get("nbgrader", {}).get("solution") and gid in answers:
-            cell.source = answers[gid]
-    nbformat.write(nb, exercise_path)
+    nbformat.write(fill_cells(nbformat.read(exercise_path, 4), answers), exercise_path)
 
 
 @pytest.mark.wheel
