@@ -484,10 +484,13 @@ def answer_and_test(nb: Notebook, answer: int, test: int, code: str, shot: str) 
 
 def setup_cells(cells: dict[int, dict]) -> list[int]:
     """An exercise's locked code cells before the questions: Colab's install, the imports."""
-    ids = [c["metadata"].get("nbgrader", {}).get("grade_id") for c in cells.values()]
-    found = [i for i, gid in zip(cells, ids) if gid in ("colab", "setup")]
-    assert [ids[list(cells).index(i)] for i in found] == ["colab", "setup"], ids
-    return found
+    found = {
+        gid: i
+        for i, c in cells.items()
+        if (gid := c["metadata"].get("nbgrader", {}).get("grade_id")) in ("colab", "setup")
+    }
+    assert list(found) == ["colab", "setup"], found  # both, in this order
+    return list(found.values())
 
 
 def _question_cells(cells: dict[int, dict], name: str) -> tuple[int, int]:

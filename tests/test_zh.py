@@ -215,15 +215,17 @@ RETIRED = {
 }
 
 
-def _chinese_texts() -> dict[str, str]:
-    """Every Chinese text a learner reads: the notebooks' Markdown and comments, the
-    messages, the READMEs and the website's pages."""
+def _chinese_texts(kinds: tuple[str, ...] = ("markdown", "code")) -> dict[str, str]:
+    """Every Chinese text a learner reads: the notebooks' cells of ``kinds`` (Markdown, and
+    code for its comments), the messages, the READMEs and the website's pages."""
     from babel.messages.pofile import read_po
 
     texts = {}
     for path in sorted(ZH.glob("**/*.ipynb")):
-        nb = nbformat.read(path, 4)
-        texts[str(path.relative_to(ROOT))] = "\n".join(c.source for c in nb.cells)
+        cells = nbformat.read(path, 4).cells
+        texts[str(path.relative_to(ROOT))] = "\n".join(
+            c.source for c in cells if c.cell_type in kinds
+        )
     with open(ROOT / "gather_course/locale/zh/LC_MESSAGES/gather_course.po", "rb") as f:
         texts["gather_course.po"] = "\n".join(str(m.string) for m in read_po(f) if m.id)
     for path in [ZH / "README.md", *sorted((ROOT / "website" / "zh").glob("*.md"))]:
@@ -290,10 +292,7 @@ def _own_prose(markdown: str) -> str:
 
 
 def test_chinese_prose_uses_chinese_punctuation():
-    texts = {k: v for k, v in _chinese_texts().items() if not k.endswith(".ipynb")}
-    for path in sorted(ZH.glob("**/*.ipynb")):  # the notebooks' Markdown: code keeps ASCII
-        cells = nbformat.read(path, 4).cells
-        texts[str(path)] = "\n".join(c.source for c in cells if c.cell_type == "markdown")
+    texts = _chinese_texts(kinds=("markdown",))  # code keeps its ASCII punctuation
     found = [
         f"{where}: {_own_prose(text)[max(0, m.start() - 12) : m.end() + 12]!r}"
         for where, text in texts.items()
