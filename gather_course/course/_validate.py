@@ -19,7 +19,7 @@ from typing import Any
 from .._i18n import _, about_notebook, kernels_run
 from .._text import wrap
 
-WIDTH = 88  # columns of the dialog's <pre> at its default size, measured in Chromium
+WIDTH = 88  # columns a line may take; the browser test fails if the dialog scrolls sideways
 
 
 def _wrap(text: str) -> str:
