@@ -7,10 +7,12 @@ overlaps. :mod:`gather_course.draw` composes panels into the public drawings.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass, field
 
 import torch
+from matplotlib import rcParams
 from matplotlib.axes import Axes
 from matplotlib.font_manager import FontProperties
 from matplotlib.patches import Rectangle
@@ -57,6 +59,13 @@ def _style(k: int) -> tuple[tuple[float, float, float], str]:
 
 def _width_pt(text: str, size: float, bold: bool = False) -> float:
     """The width of ``text`` in points, without drawing it."""
+    fonts = tuple(str(rcParams[key]) for key in ("font.family", "font.sans-serif", "font.serif"))
+    return _ink_width(text, size, bold, fonts)
+
+
+@functools.lru_cache(maxsize=512)  # a drawing measures the same digits many times
+def _ink_width(text: str, size: float, bold: bool, fonts: tuple[str, ...]) -> float:
+    """``_width_pt``, for the fonts that ``fonts`` (the settings' texts) name."""
     prop = FontProperties(size=size, weight="bold" if bold else "normal")
     return TextPath((0, 0), text, prop=prop).get_extents().width
 
