@@ -41,6 +41,8 @@ def test_the_import_contracts_hold_and_each_says_why():
     for c in contracts:  # a one-line reason in the comment above the contract's type
         block = text[text.index(f'id = "{c["id"]}"') :].split("type =")[0]
         assert "# Why:" in block, f"contract {c['id']} has no '# Why:' line"
+        reason = block.split("# Why:")[1].split("\n")
+        assert not reason[1].startswith("#"), f"contract {c['id']}: its reason runs past one line"
 
 
 @pytest.mark.parametrize(
