@@ -1,8 +1,9 @@
 """The course website's build script, on tiny fake trees: no Sphinx run here (it stays fast).
 
 ``python website/build.py`` builds the real site; these tests check its link checker, its
-page list, the language switch, the Binder links, the staging of each language's pages
-and the CI wiring.
+page list (each lecture's and each exercise's page, with its Colab link, and no solution on
+an exercise's), the language switch, the Binder and Colab links, the staging of each
+language's pages and the CI wiring.
 """
 
 from __future__ import annotations
@@ -77,14 +78,45 @@ def test_link_checker_is_quiet_on_a_sound_site(tmp_path):
 # --- the page list -----------------------------------------------------------------------------
 
 
+STUB = "def pick(x, cols):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
+SOLVED = "def pick(x, cols):\n    return x.gather(1, cols)  # THE-SOLUTION"
+
+
+def _exercise(path: Path, name: str, answer: str = STUB, lang: str = "en") -> Path:
+    """An exercise as nbgrader stores it: how to work it first, then its title, an answer
+    cell (nbgrader's ``solution``) and its test."""
+    how = "## How to work this notebook\n" if lang == "en" else "## 如何完成这个 notebook\n"
+    title = f"# Graded exercise `{name}`: <{lang}>\n"
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": [how, "Run the cells."]},
+        {"cell_type": "markdown", "metadata": {}, "source": [title, "Goes with a lecture."]},
+        {
+            "cell_type": "code",
+            "metadata": {"nbgrader": {"grade_id": "pick", "solution": True}},
+            "source": answer.splitlines(keepends=True),
+            "outputs": [],
+            "execution_count": None,
+        },
+        {
+            "cell_type": "code",
+            "metadata": {"nbgrader": {"grade_id": "test_pick", "grade": True}},
+            "source": ["exercise('ea.pick').check(pick)"],
+            "outputs": [],
+            "execution_count": None,
+        },
+    ]
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return _write(path, json.dumps(nb, indent=1))
+
+
 def _course(tmp_path: Path, zh: list[str]) -> Path:
     root = tmp_path / "course"
     _notebook(root / "notebooks" / "01_a.ipynb", "01 · `gather` A", "exercises/ea/ea.ipynb")
     _notebook(root / "notebooks" / "02_b.ipynb", "02 · B")
     _write(root / "notebooks" / "scratch.ipynb", "{}")  # not a lecture: no number
-    _write(root / "exercises" / "ea" / "ea.ipynb", "{}")
-    _write(root / "exercises" / "aa" / "aa.ipynb", "{}")  # no lecture names it
-    _write(root / "solutions" / "ea" / "ea.ipynb", "{}")
+    _exercise(root / "exercises" / "ea" / "ea.ipynb", "ea")
+    _exercise(root / "exercises" / "aa" / "aa.ipynb", "aa")  # no lecture names it
+    _exercise(root / "solutions" / "ea" / "ea.ipynb", "ea", answer=SOLVED)
     _write(root / "pyproject.toml", (ROOT / "pyproject.toml").read_text())  # the links' setting
     for name in zh:
         _notebook(root / "zh" / "notebooks" / f"{name}.ipynb", f"{name} 中文")
@@ -99,6 +131,23 @@ LECTURE_PAGE = (
 )
 
 
+def _exercise_page(root: Path, stored: str, answer: str = STUB) -> str:
+    """An exercise's page as Sphinx renders it: the bar, then the answer cell's code split
+    into Pygments' spans, ``&`` and ``<`` escaped (nothing run)."""
+    colab = build.colab_url(build.repository(root), build.release_tag(root), stored)
+    code = "".join(
+        f'<span class="n">{word}</span> ' if word else " "
+        for word in answer.replace("&", "&amp;").replace("<", "&lt;").split(" ")
+    ).rstrip(" ")
+    return (
+        '<a class="gc-switch btn" href="x">中文</a><div class="gc-launch">'
+        f'<a class="gc-colab" href="{colab}">Open in Colab</a>'
+        f'<a class="gc-binder" href="{build.binder_url("o/r", stored)}">Binder</a>'
+        '<a class="gc-download" href="ea.ipynb" download>Download .ipynb</a></div>'
+        f'<div class="highlight"><pre><span></span>{code}\n</pre></div>'
+    )
+
+
 def _site(tmp_path: Path, root: Path) -> Path:
     """A built site as build.py lays it out, complete for the course at ``root``."""
     site = tmp_path / "site"
@@ -108,6 +157,10 @@ def _site(tmp_path: Path, root: Path) -> Path:
         for name in build.lecture_names(root, lang):
             _write(base / "notebooks" / f"{name}.html", LECTURE_PAGE)
             _write(base / "notebooks" / f"{name}.ipynb", "{}")
+        for path, stored in build.exercise_pages(root, lang):
+            page = base / path.removesuffix(".ipynb")
+            _write(page.with_suffix(".html"), _exercise_page(root, stored))
+            _write(page.with_suffix(".ipynb"), (root / stored).read_text(encoding="utf-8"))
     return site
 
 
@@ -147,17 +200,108 @@ def test_page_check_names_each_missing_page_and_what_a_lecture_page_lacks(tmp_pa
     assert len(problems) == 8, problems
 
 
+@pytest.mark.parametrize("zh_exercises", [False, True], ids=["zh-falls-back", "zh-own"])
+def test_exercise_pages_are_the_stored_student_notebooks_with_their_colab_links(
+    tmp_path, zh_exercises
+):
+    root = _course(tmp_path, zh=["01_a"])
+    if zh_exercises:
+        _exercise(root / "zh" / "exercises" / "ea" / "ea.ipynb", "ea", lang="zh")
+    assert build.exercise_pages(root, "en") == [
+        ("exercises/aa/aa.ipynb", "exercises/aa/aa.ipynb"),
+        ("exercises/ea/ea.ipynb", "exercises/ea/ea.ipynb"),
+    ]
+    zh = build.exercise_pages(root, "zh")
+    if zh_exercises:  # its own only, stored under zh/
+        assert zh == [("exercises/ea/ea.ipynb", "zh/exercises/ea/ea.ipynb")]
+    else:  # the English ones, their Colab links to the English notebooks
+        assert zh == build.exercise_pages(root, "en")
+    assert build.check_pages(_site(tmp_path, root), root) == []
+
+
+def test_page_check_fails_an_exercise_page_without_its_colab_link_or_page_or_download(tmp_path):
+    root = _course(tmp_path, zh=["01_a"])
+    _exercise(root / "zh" / "exercises" / "ea" / "ea.ipynb", "ea", lang="zh")
+    site = _site(tmp_path, root)
+    page = site / "exercises" / "ea" / "ea.html"
+    colab = build.colab_url(build.repository(root), build.release_tag(root), "")
+    page.write_text(page.read_text().replace(f'href="{colab}', 'href="https://other.org/'))
+    # the zh page's Colab link opens the English notebook, not zh/exercises/ea/ea.ipynb
+    zh_page = site / "zh" / "exercises" / "ea" / "ea.html"
+    zh_page.write_text(_exercise_page(root, "exercises/ea/ea.ipynb"))
+    (site / "exercises" / "aa" / "aa.html").unlink()
+    _write(site / "zh" / "exercises" / "ea" / "ea.ipynb", "{}")  # not the stored notebook
+
+    problems = build.check_pages(site, root)
+
+    assert sorted(problems) == sorted([
+        "exercises/ea/ea.html: the Colab link (to exercises/ea/ea.ipynb) is missing",
+        "zh/exercises/ea/ea.html: the Colab link (to zh/exercises/ea/ea.ipynb) is missing",
+        "en: exercise exercises/aa/aa.ipynb has no page (expected exercises/aa/aa.html)",
+        "zh/exercises/ea/ea.html: its download ea.ipynb is not the stored zh/exercises/ea/ea.ipynb",
+    ])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "answer, why",
+    [
+        (SOLVED, "its answer cell pick is not the student version's"),
+        ("### BEGIN SOLUTION\n" + SOLVED + "\n### END SOLUTION", "BEGIN SOLUTION marker"),
+    ],
+    ids=["solved", "nbgrader-markers"],
+)
+def test_page_check_fails_an_exercise_page_that_shows_a_solution(tmp_path, answer, why):
+    root = _course(tmp_path, zh=[])
+    site = _site(tmp_path, root)
+    page = site / "zh" / "exercises" / "ea" / "ea.html"
+    page.write_text(_exercise_page(root, "exercises/ea/ea.ipynb", answer=answer))
+    problems = build.check_pages(site, root)
+    assert problems and all(p.startswith("zh/exercises/ea/ea.html: ") for p in problems)
+    assert any(why in p for p in problems), problems
+
+
+def test_page_text_reads_code_as_typed_through_pygments_spans_and_entities():
+    html = (
+        '<style>p { x: 1 }</style><pre><span class="k">raise</span> '
+        '<span class="ne">NotImplementedError</span><span class="p">()</span> &lt;&amp;</pre>'
+        "<script>var raise = 1;</script>"
+    )
+    assert build.page_text(html) == "raise NotImplementedError() <&"
+
+
 # --- the language switch, the Binder links -----------------------------------------------------
 
 
 def test_language_switch_goes_to_the_twin_page_or_to_the_other_landing():
-    twins = {"01_a"}
+    twins = {"notebooks/01_a", "exercises/ea/ea"}
     assert build.switch_href("en", "notebooks/01_a", twins) == "../zh/notebooks/01_a.html"
     assert build.switch_href("en", "notebooks/02_b", twins) == "../zh/index.html"
     assert build.switch_href("en", "index", twins) == "zh/index.html"
     assert build.switch_href("en", "search", twins) == "zh/index.html"
     assert build.switch_href("zh", "notebooks/01_a", twins) == "../../notebooks/01_a.html"
     assert build.switch_href("zh", "index", set()) == "../index.html"
+    assert build.switch_href("en", "exercises/ea/ea", twins) == "../../zh/exercises/ea/ea.html"
+    assert build.switch_href("zh", "exercises/aa/aa", twins) == "../../../index.html"
+
+
+def test_page_names_are_each_languages_lectures_and_exercises(tmp_path):
+    root = _course(tmp_path, zh=["02_b"])
+    assert build.page_names(root, "en") == {
+        "notebooks/01_a", "notebooks/02_b", "exercises/aa/aa", "exercises/ea/ea",
+    }  # fmt: skip
+    # the zh site shows the English exercises while it has none of its own
+    assert build.page_names(root, "zh") == {"notebooks/02_b", "exercises/aa/aa", "exercises/ea/ea"}
+    _exercise(root / "zh" / "exercises" / "ea" / "ea.ipynb", "ea", lang="zh")
+    assert build.page_names(root, "zh") == {"notebooks/02_b", "exercises/ea/ea"}
+
+
+def test_a_lecture_that_names_its_exercise_links_to_the_exercise_page(tmp_path):
+    root = _course(tmp_path, zh=["01_a"])
+    assert build.lectures_by_exercise(root) == {"exercises/ea/ea.ipynb": "01_a"}
+    assert build.exercise_of_lecture(root, "en", "01_a") == "exercises/ea/ea"
+    assert build.exercise_of_lecture(root, "en", "02_b") is None
+    _notebook(root / "zh" / "notebooks" / "01_a.ipynb", "01 甲", "exercises/ea/ea.ipynb")
+    assert build.exercise_of_lecture(root, "zh", "01_a") == "exercises/ea/ea"  # the fallback
 
 
 def test_site_language_accepts_sphinx_spellings_and_refuses_others():
@@ -221,11 +365,24 @@ def test_staging_copies_lectures_and_downloads_but_never_solutions(tmp_path):
     build.stage(root, "zh", src)
     assert sorted(p.name for p in (src / "notebooks").iterdir()) == ["02_b.ipynb"]
     assert (src / "_extra" / "notebooks" / "02_b.ipynb").is_file()
-    assert (src / "_extra" / "exercises" / "ea" / "ea.ipynb").is_file()
+    stored = root / "exercises" / "ea" / "ea.ipynb"
+    assert (src / "_extra" / "exercises" / "ea" / "ea.ipynb").read_bytes() == stored.read_bytes()
+    assert (src / "exercises" / "ea" / "ea.ipynb").is_file()  # its page
     assert not any("solutions" in p.parts for p in src.rglob("*"))
+    staged = "".join(p.read_text(encoding="utf-8") for p in src.rglob("*.ipynb"))
+    assert "THE-SOLUTION" not in staged and "NotImplementedError()" in staged
     index = (src / "index.md").read_text(encoding="utf-8")
     assert "<!--" not in index  # both markers replaced
     assert "notebooks/02_b\n" in index and "notebooks/01_a\n" not in index
+
+
+def test_an_exercise_page_is_its_stored_notebook_with_the_title_cell_first(tmp_path):
+    stored = _exercise(tmp_path / "ea.ipynb", "ea")
+    before = json.loads(stored.read_text(encoding="utf-8"))
+    page = json.loads(build.exercise_page(stored))
+    assert page["cells"] == [before["cells"][1], before["cells"][0], *before["cells"][2:]]
+    assert page["metadata"] == before["metadata"]
+    assert build.lecture_title(stored) == "Graded exercise `ea`: <en>"
 
 
 def test_zh_landing_lists_the_untranslated_lectures_in_english(tmp_path):
@@ -237,7 +394,7 @@ def test_zh_landing_lists_the_untranslated_lectures_in_english(tmp_path):
         lectures
     )
     assert "02_b.html" not in lectures
-    assert '- 第 01 讲：<a href="exercises/ea/ea.ipynb" download>' in exercises
+    assert '- 第 01 讲：<a class="gc-exercise" href="exercises/ea/ea.html">' in exercises
 
 
 def test_empty_zh_landing_says_the_translation_is_coming_and_has_no_toctree(tmp_path):
@@ -253,13 +410,23 @@ def test_en_landing_has_every_lecture_in_its_toctree(tmp_path):
     assert lectures.splitlines()[3:5] == ["notebooks/01_a", "notebooks/02_b"]
     assert "../notebooks" not in lectures
     colab = build.colab_url(build.repository(ROOT), build.release_tag(ROOT), "")[:-1]
-    opens = '(<a class="gc-colab" href="{}/exercises/{}/{}.ipynb">open in Colab</a>)'
+    line = (
+        '<a class="gc-exercise" href="exercises/{0}/{0}.html">Graded exercise <code>{0}</code>: '
+        "&lt;en&gt;</a> (<code>exercises/{0}/{0}.ipynb</code>: "
+        '<a href="exercises/{0}/{0}.ipynb" download>download</a>, '
+        '<a class="gc-colab" href="{1}/exercises/{0}/{0}.ipynb">open in Colab</a>)'
+    )
     assert exercises.splitlines()[:2] == [
-        '- lecture 01: <a href="exercises/ea/ea.ipynb" download><code>exercises/ea/ea.ipynb</code>'
-        "</a> " + opens.format(colab, "ea", "ea"),
-        '- <a href="exercises/aa/aa.ipynb" download><code>exercises/aa/aa.ipynb</code></a> '
-        + opens.format(colab, "aa", "aa"),
+        "- lecture 01: " + line.format("ea", colab),
+        "- " + line.format("aa", colab),
     ]  # in the lectures' order, one that no lecture names last
+    # the pages' place in the sidebar, in the same order, titled without Markdown
+    toctree = exercises[exercises.index("```{toctree}") :].splitlines()
+    assert toctree[1:3] == [":hidden:", ":caption: Graded exercises"]
+    assert toctree[4:6] == [
+        "Graded exercise ea: (en) <exercises/ea/ea>",
+        "Graded exercise aa: (en) <exercises/aa/aa>",
+    ]
 
 
 def test_the_real_landing_pages_carry_both_markers():
@@ -309,12 +476,15 @@ def test_the_zh_site_offers_the_chinese_exercises_and_falls_back_to_the_english(
     root = _course(tmp_path, zh=["01_a"])
     _, exercises = build.landing_sections(root, "zh")
     assert "练习本目前只有英文版" in exercises and "exercises/ea/ea.ipynb" in exercises
-    _write(root / "zh" / "exercises" / "ea" / "ea.ipynb", '{"zh": 1}')
+    zh_ea = _exercise(root / "zh" / "exercises" / "ea" / "ea.ipynb", "ea", lang="zh")
     _, exercises = build.landing_sections(root, "zh")
     assert "练习本目前只有英文版" not in exercises and "exercises/aa" not in exercises
-    assert '- 第 01 讲：<a href="exercises/ea/ea.ipynb" download>' in exercises
+    assert '- 第 01 讲：<a class="gc-exercise" href="exercises/ea/ea.html">' in exercises
+    assert 'zh/exercises/ea/ea.ipynb">在 Colab 中打开</a>' in exercises
     src = tmp_path / "src"
     build.stage(root, "zh", src)
-    assert (src / "_extra" / "exercises" / "ea" / "ea.ipynb").read_text() == '{"zh": 1}'
+    assert (src / "_extra" / "exercises" / "ea" / "ea.ipynb").read_bytes() == zh_ea.read_bytes()
+    assert "<zh>" in (src / "exercises" / "ea" / "ea.ipynb").read_text(encoding="utf-8")
     build.stage(root, "en", tmp_path / "en")
-    assert (tmp_path / "en" / "_extra" / "exercises" / "ea" / "ea.ipynb").read_text() == "{}"
+    en_ea = (tmp_path / "en" / "_extra" / "exercises" / "ea" / "ea.ipynb").read_text()
+    assert "<en>" in en_ea and "<zh>" not in en_ea

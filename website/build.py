@@ -3,13 +3,16 @@
     python website/build.py [--out build/site] [--check-browser]
 
 English lectures (notebooks/*.ipynb) land at the site's root, Chinese ones (zh/notebooks/,
-complete, partial or empty) under zh/. Sphinx runs with -W --keep-going and nitpicky, on a
-staged copy of each language's pages (build/site-work/<lang>/src/); the stored notebooks are
-shown as they are, never executed. solutions/ is never published: it holds the answers.
+complete, partial or empty) under zh/. Each student exercise (exercises/<a>/<a>.ipynb; the
+Chinese site shows zh/exercises/, else the English ones) has its page too, at
+exercises/<a>/<a>.html. Sphinx runs with -W --keep-going and nitpicky, on a staged copy of
+each language's pages (build/site-work/<lang>/src/); the stored notebooks are shown as they
+are, never executed. solutions/ is never read nor published: it holds the answers.
 
 Then the built HTML is checked: every internal href and src resolves to a file, every
-lecture of each language has its page, with the language switch and the launch links. Any
-failure is listed and the exit status is 1. ``--check-browser`` also opens one lecture of
+lecture and every exercise of each language has its page, with the language switch and the
+launch links (Colab, Binder, the .ipynb download), and each exercise page shows the stored
+student version, its answer cells still blank. Any failure is listed and the exit status is 1. ``--check-browser`` also opens one lecture of
 each language in Chromium (Playwright) and checks that its figures loaded and its code cells
 are there; screenshots go to artifacts/site/.
 
@@ -82,9 +85,28 @@ def exercises_shown(root: Path, lang: str) -> tuple[Path, list[str]]:
     return (edition_root(root, lang), own) if own else (root, exercise_names(root, "en"))
 
 
+def exercise_pages(root: Path, lang: str) -> list[tuple[str, str]]:
+    """A language's exercise pages: (the notebook's path on the site, its stored path).
+
+    ``("exercises/nlp/nlp.ipynb", "zh/exercises/nlp/nlp.ipynb")`` on a Chinese site with its
+    own exercises, ``("exercises/nlp/nlp.ipynb", "exercises/nlp/nlp.ipynb")`` where it falls
+    back to the English ones. The page is the path without ``.ipynb`` (``.html`` built), the
+    stored path is what the Colab and Binder links open.
+    """
+    base, shown = exercises_shown(root, lang)
+    return [(path, (base.relative_to(root) / path).as_posix()) for path in shown]
+
+
+def page_names(root: Path, lang: str) -> set[str]:
+    """The notebook pages of a language's site, by Sphinx name: ``notebooks/01_x`` for its
+    lectures, ``exercises/<a>/<a>`` for its exercises (the language switch's twins)."""
+    lectures = {f"notebooks/{name}" for name in lecture_names(root, lang)}
+    return lectures | {path.removesuffix(".ipynb") for path, _ in exercise_pages(root, lang)}
+
+
 def lecture_title(path: Path) -> str:
     """The first ``# `` heading of a notebook's first Markdown cell."""
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
     for cell in cells:
         if cell["cell_type"] != "markdown":
             continue
@@ -147,10 +169,11 @@ def switch_href(lang: str, pagename: str, twins: set[str]) -> str:
     """The same page in the other language, relative to ``pagename`` (``notebooks/01_x``).
 
     English lives at the site's root and Chinese under zh/; a page without a twin in
-    ``twins`` (the other language's lecture names) switches to the other landing page.
+    ``twins`` (the other language's pages, see ``page_names``) switches to the other
+    landing page.
     """
     to_other_root = "../" * pagename.count("/") + ("zh/" if lang == "en" else "../")
-    if pagename.startswith("notebooks/") and pagename.split("/", 1)[1] in twins:
+    if pagename in twins:
         return to_other_root + pagename + ".html"
     return to_other_root + "index.html"
 
@@ -161,6 +184,8 @@ LANDING_WORDS = {
     "en": {
         "after": "lecture {n}: ",
         "colab": "open in Colab",
+        "download": "download",
+        "exercises": "Graded exercises",
         "missing": "",
         "none": "",
         "exercises_intro": "",
@@ -168,6 +193,8 @@ LANDING_WORDS = {
     "zh": {
         "after": "第 {n} 讲：",
         "colab": "在 Colab 中打开",
+        "download": "下载",
+        "exercises": "评分练习",
         "missing": "已翻译 {done} 讲，共 {total} 讲；其余各讲的中文版正在翻译中，先读英文版：",
         "none": "中文版的讲义正在翻译中，很快上线。在此之前，请读英文版：",
         "exercises_intro": "练习本目前只有英文版：",
@@ -179,6 +206,25 @@ def _exercise_of(root: Path, lecture: Path) -> str | None:
     """The exercise a lecture points to (``exercises/<a>/<a>.ipynb``), if it names one."""
     found = re.search(r"exercises/(\w+)/\1\.ipynb", lecture.read_text(encoding="utf-8"))
     return found[0] if found and (root / found[0]).is_file() else None
+
+
+def lectures_by_exercise(root: Path) -> dict[str, str]:
+    """Which lecture names each exercise (``exercises/<a>/<a>.ipynb`` -> ``01_x``), as the
+    English lectures say it (the Chinese ones name the same)."""
+    found = {}
+    for name in lecture_names(root, "en"):
+        exercise = _exercise_of(root, lecture_dir(root, "en") / f"{name}.ipynb")
+        if exercise is not None:
+            found.setdefault(exercise, name)
+    return found
+
+
+def exercise_of_lecture(root: Path, lang: str, name: str) -> str | None:
+    """The exercise page (``exercises/<a>/<a>``) a language's lecture ``name`` names, if that
+    language's site has it."""
+    exercise = _exercise_of(root, lecture_dir(root, lang) / f"{name}.ipynb")
+    shown = {path for path, _ in exercise_pages(root, lang)}
+    return exercise.removesuffix(".ipynb") if exercise in shown else None
 
 
 def landing_sections(root: Path, lang: str) -> tuple[str, str]:
@@ -202,24 +248,51 @@ def landing_sections(root: Path, lang: str) -> tuple[str, str]:
                 lines.append(f'- <a href="../notebooks/{name}.html" hreflang="en">{title}</a>')
             lines.append("")
     exercises = []
-    base, shown = exercises_shown(root, lang)
+    base, _ = exercises_shown(root, lang)
     if words["exercises_intro"] and base == root and lang != "en":
         exercises += [words["exercises_intro"], ""]
-    by_exercise = {
-        _exercise_of(root, lecture_dir(root, "en") / f"{n}.ipynb"): n
-        for n in lecture_names(root, "en")
-    }
+    by_exercise = lectures_by_exercise(root)
     # In the lectures' order; an exercise no lecture names comes last.
-    for path in sorted(shown, key=lambda p: (by_exercise.get(p, "~"), p)):
+    pages = sorted(exercise_pages(root, lang), key=lambda p: (by_exercise.get(p[0], "~"), p[0]))
+    for path, stored in pages:  # stored: zh/exercises/... for Chinese
         lecture = by_exercise.get(path)
         before = words["after"].format(n=lecture[:2]) if lecture else ""
-        stored = (base.relative_to(root) / path).as_posix()  # zh/exercises/... for Chinese
+        title = _html(lecture_title(base / path))
         colab = colab_url(repository(root), release_tag(root), stored)
         exercises.append(
-            f'- {before}<a href="{path}" download><code>{path}</code></a> '
-            f'(<a class="gc-colab" href="{colab}">{words["colab"]}</a>)'
+            f'- {before}<a class="gc-exercise" href="{path.removesuffix(".ipynb")}.html">'
+            f"{title}</a> (<code>{path}</code>: "
+            f'<a href="{path}" download>{words["download"]}</a>, '
+            f'<a class="gc-colab" href="{colab}">{words["colab"]}</a>)'
         )
+    if pages:  # the pages' place in the sidebar: a toctree, hidden here (the list above shows them)
+        exercises += ["", "```{toctree}", ":hidden:", f":caption: {words['exercises']}", ""]
+        exercises += [
+            f"{_plain(lecture_title(base / path))} <{path.removesuffix('.ipynb')}>"
+            for path, _ in pages
+        ]
+        exercises += ["```"]
     return "\n".join(lines), "\n".join(exercises) + "\n"
+
+
+def _plain(text: str) -> str:
+    """A title for a toctree entry: no Markdown backticks, no ``<`` (it starts the target)."""
+    return text.replace("`", "").replace("<", "(").replace(">", ")")
+
+
+def exercise_page(notebook: Path) -> str:
+    """The page's source of a stored exercise: its cells as stored, the one with the
+    ``# `` title first. The notebook opens with how to work it (an ``##`` section), then
+    its title; a page starts with its title (and MyST warns of a page whose headings start
+    at H2). Nothing else moves or changes, and nothing runs."""
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
+    cells = nb.get("cells", [])
+    for i, cell in enumerate(cells):
+        source = "".join(cell["source"]) if cell["cell_type"] == "markdown" else ""
+        if any(line.startswith("# ") for line in source.splitlines()):
+            cells.insert(0, cells.pop(i))
+            break
+    return json.dumps(nb, ensure_ascii=False, indent=1) + "\n"
 
 
 def _html(text: str) -> str:
@@ -239,9 +312,11 @@ def stage(root: Path, lang: str, src: Path) -> None:
         shutil.copy2(notebook, src / "notebooks" / notebook.name)  # the page
         shutil.copy2(notebook, extra / "notebooks" / notebook.name)  # its download
     base, shown = exercises_shown(root, lang)
-    for path in shown:
-        (extra / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(base / path, extra / path)
+    for path in shown:  # the student version, as stored: never solutions/
+        for folder in (src, extra):
+            (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(base / path, extra / path)  # its download, byte for byte
+        (src / path).write_text(exercise_page(base / path), encoding="utf-8")  # its page
     lectures, exercises = landing_sections(root, lang)
     landing = (HERE / lang / "index.md").read_text(encoding="utf-8")
     for marker, text in (("<!-- lectures -->", lectures), ("<!-- exercises -->", exercises)):
@@ -274,6 +349,63 @@ def sphinx_command(src: Path, out: Path, doctrees: Path, lang: str) -> list[str]
 
 
 # --- checking the built site -----------------------------------------------------------------
+
+
+class _Text(HTMLParser):
+    """Collects the text of a page, without its scripts and styles."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._skip += tag in ("script", "style")
+
+    def handle_endtag(self, tag: str) -> None:
+        self._skip -= tag in ("script", "style") and self._skip > 0
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.parts.append(data)
+
+
+def page_text(html: str) -> str:
+    """What a page says: its text, tags left out and entities decoded (code as typed)."""
+    parser = _Text()
+    parser.feed(html)
+    return "".join(parser.parts)
+
+
+def answer_cells(notebook: Path) -> list[tuple[str, str]]:
+    """The code answer cells of a stored exercise, as (grade_id, source): nbgrader's
+    ``solution`` cells, which the student version holds blank (``raise NotImplementedError()``)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8")).get("cells", [])
+    return [
+        (cell["metadata"]["nbgrader"].get("grade_id", "?"), "".join(cell["source"]).strip())
+        for cell in cells
+        if cell["cell_type"] == "code"
+        and cell.get("metadata", {}).get("nbgrader", {}).get("solution")
+    ]
+
+
+def solution_shown(html: str, notebook: Path) -> list[str]:
+    """Why an exercise's page may show a solution: nbgrader's solution markers on it, or an
+    answer cell that is not the stored student version's (blank) one. Empty when sound."""
+    text = page_text(html)
+    problems = [
+        f"it shows nbgrader's {marker} marker: a solution"
+        for marker in ("BEGIN SOLUTION", "END SOLUTION")
+        if marker in text
+    ]
+    for grade_id, source in answer_cells(notebook):
+        if source not in text:
+            problems.append(
+                f"its answer cell {grade_id} is not the student version's "
+                f"({source.splitlines()[-1].strip() if source else 'empty'}): "
+                "a solution, or a stale copy"
+            )
+    return problems
 
 
 class _Links(HTMLParser):
@@ -356,10 +488,41 @@ def check_pages(site: Path, root: Path) -> list[str]:
                     problems.append(f"{rel}: {what} is missing")
             if not (page.parent / f"{name}.ipynb").is_file():
                 problems.append(f"{rel}: its download {name}.ipynb is missing")
+        for path, stored in exercise_pages(root, lang):
+            problems += _check_exercise_page(site, root, lang, path, stored)
     published = [
         p for p in site.rglob("*") if p.is_file() and "solutions" in p.relative_to(site).parts
     ]
     problems += [f"{p.relative_to(site)}: solutions must not be published" for p in published]
+    return problems
+
+
+def _check_exercise_page(site: Path, root: Path, lang: str, path: str, stored: str) -> list[str]:
+    """Problems with one exercise's page: it exists, carries the language switch and the
+    launch bar (its Colab link opens ``stored``), its download is the stored student
+    notebook, and it shows no solution."""
+    page = lang_root(site, lang) / (path.removesuffix(".ipynb") + ".html")
+    rel = page.relative_to(site).as_posix()
+    if not page.is_file():
+        return [f"{lang}: exercise {path} has no page (expected {rel})"]
+    html = page.read_text(encoding="utf-8", errors="replace")
+    colab = colab_url(repository(root), release_tag(root), stored)
+    problems = [
+        f"{rel}: {what} is missing"
+        for needle, what in (
+            ('class="gc-switch', "the language switch"),
+            (f'href="{colab}"', f"the Colab link (to {stored})"),
+            ("https://mybinder.org/v2/gh/", "the Binder link"),
+            ('class="gc-download"', "the .ipynb download"),
+        )
+        if needle not in html
+    ]
+    download = page.with_suffix(".ipynb")
+    if not download.is_file():
+        problems.append(f"{rel}: its download {download.name} is missing")
+    elif download.read_bytes() != (root / stored).read_bytes():
+        problems.append(f"{rel}: its download {download.name} is not the stored {stored}")
+    problems += [f"{rel}: {why}" for why in solution_shown(html, root / stored)]
     return problems
 
 
@@ -519,10 +682,13 @@ def main(argv: list[str] | None = None) -> int:
             failed.append(
                 f"{lang}: sphinx-build exited {run.returncode} (its messages above; paths under "
                 f"{src} are staged copies of "
-                f"{lecture_dir(ROOT, lang).relative_to(ROOT)}/ and website/{lang}/index.md)"
+                f"{lecture_dir(ROOT, lang).relative_to(ROOT)}/, of the exercises shown and of "
+                f"website/{lang}/index.md)"
             )
         count = len(lecture_names(ROOT, lang))
-        print(f"website: {lang}, {count} lectures, built in {time.perf_counter() - start:.1f} s")
+        exercises = len(exercise_pages(ROOT, lang))
+        took = time.perf_counter() - start
+        print(f"website: {lang}, {count} lectures, {exercises} exercises, built in {took:.1f} s")
     problems = failed + check_pages(out, ROOT) + check_links(out)
     if args.check_browser and not failed:
         problems += check_browser(out, ROOT, (ROOT / args.shots).resolve())

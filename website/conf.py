@@ -2,7 +2,8 @@
 
 The language comes from ``-D language=en|zh`` (``zh_CN`` also works) or, without it, from
 ``GATHER_SITE_LANG``; ``website/build.py`` stages each language's pages and sets both.
-Lecture pages are the stored notebooks, rendered as they are (never executed).
+Lecture and exercise pages are the stored notebooks, rendered as they are (never executed);
+each carries a launch bar (Colab, Binder, the .ipynb download).
 """
 
 from __future__ import annotations
@@ -21,7 +22,11 @@ from build import (  # noqa: E402  (website/ is not a package: found through sys
     ROOT,
     binder_url,
     colab_url,
+    exercise_of_lecture,
+    exercise_pages,
     lecture_names,
+    lectures_by_exercise,
+    page_names,
     release_tag,
     repository,
     site_lang,
@@ -67,6 +72,14 @@ WORDS = {
         "binder_title": "Run this lecture in JupyterLab on mybinder.org (nothing to install)",
         "download": "Download .ipynb",
         "local": "Open in your JupyterLab: <code>gather-course start</code>, then {path}",
+        "colab_title_exercise": (
+            "Work this exercise on Google Colab (its first cell installs the course)"
+        ),
+        "binder_title_exercise": "Work this exercise in JupyterLab on mybinder.org",
+        "to_exercise": "Graded exercise: <code>{name}</code>",
+        "to_exercise_title": "The graded exercise of this lecture",
+        "to_lecture": "Lecture {n}",
+        "to_lecture_title": "The lecture this exercise goes with",
         "title": "gather-course: torch.gather, lecture by lecture",
     },
     "zh": {
@@ -77,6 +90,12 @@ WORDS = {
         "binder": "在 Binder 中打开",
         "binder_title": "在 mybinder.org 的 JupyterLab 中运行本讲（无需安装）",
         "download": "下载 .ipynb",
+        "colab_title_exercise": "在 Google Colab 上完成本练习（第一个单元格会安装本课程）",
+        "binder_title_exercise": "在 mybinder.org 的 JupyterLab 中完成本练习",
+        "to_exercise": "评分练习：<code>{name}</code>",
+        "to_exercise_title": "本讲的评分练习",
+        "to_lecture": "第 {n} 讲",
+        "to_lecture_title": "本练习对应的讲义",
         "local": (
             "在自己的 JupyterLab 中打开：运行 <code>gather-course start --lang zh</code>，"
             "再打开 {path}"
@@ -103,27 +122,73 @@ def _page_context(
     lang = app.config.gc_lang
     words = WORDS[lang]
     other = "zh" if lang == "en" else "en"
-    twins = set(lecture_names(ROOT, other))
-    context["gc_switch_href"] = switch_href(lang, pagename, twins)
+    context["gc_switch_href"] = switch_href(lang, pagename, page_names(ROOT, other))
     context["gc_switch_label"] = words["switch"]
     context["gc_switch_title"] = words["switch_title"]
     context["gc_switch_lang"] = "zh-Hans" if other == "zh" else "en"
-    if not pagename.startswith("notebooks/") or "body" not in context:
+    if "body" not in context:
         return
-    name = pagename.split("/", 1)[1]
-    path = ("zh/" if lang == "zh" else "") + f"notebooks/{name}.ipynb"
-    bar = (
+    if pagename.startswith("notebooks/"):
+        context["body"] = _lecture_bar(lang, pagename.split("/", 1)[1]) + context["body"]
+    elif pagename in _exercises(lang):
+        context["body"] = _exercise_bar(lang, pagename) + context["body"]
+
+
+def _exercises(lang: str) -> dict[str, str]:
+    """A language's exercise pages (``exercises/<a>/<a>``) and the stored notebook of each."""
+    return {path.removesuffix(".ipynb"): stored for path, stored in exercise_pages(ROOT, lang)}
+
+
+def _bar(lang: str, path: str, download: str, local: str, extra: str, exercise: bool) -> str:
+    """The launch bar: Colab and Binder open the stored ``path``; the download and the link
+    to the lecture or exercise are relative to the page; ``local`` is the working copy's."""
+    words = WORDS[lang]
+    titles = (
+        (words["colab_title_exercise"], words["binder_title_exercise"])
+        if exercise
+        else (words["colab_title"], words["binder_title"])
+    )
+    return (
         '<div class="gc-launch">'
         f'<a class="gc-colab" href="{colab_url(repository(ROOT), release_tag(ROOT), path)}" '
-        f'title="{words["colab_title"]}">{words["colab"]}</a>'
+        f'title="{titles[0]}">{words["colab"]}</a>'
         f'<a class="gc-binder" href="{binder_url(repository(ROOT), path)}" '
-        f'title="{words["binder_title"]}">{words["binder"]}</a>'
-        f'<a class="gc-download" href="{name}.ipynb" download>{words["download"]}</a>'
-        # the working copy `gather-course start [--lang zh]` makes holds notebooks/ either way
-        f'<span class="gc-local">{words["local"].format(path=f"<code>notebooks/{name}.ipynb</code>")}</span>'
+        f'title="{titles[1]}">{words["binder"]}</a>'
+        f'<a class="gc-download" href="{download}" download>{words["download"]}</a>'
+        f"{extra}"
+        # the working copy `gather-course start [--lang zh]` makes holds notebooks/ and
+        # exercises/ either way
+        f'<span class="gc-local">{words["local"].format(path=f"<code>{local}</code>")}</span>'
         "</div>"
     )
-    context["body"] = bar + context["body"]
+
+
+def _lecture_bar(lang: str, name: str) -> str:
+    words = WORDS[lang]
+    path = ("zh/" if lang == "zh" else "") + f"notebooks/{name}.ipynb"
+    exercise = exercise_of_lecture(ROOT, lang, name)
+    extra = ""
+    if exercise is not None:
+        label = words["to_exercise"].format(name=exercise.rsplit("/", 1)[1])
+        extra = (
+            f'<a class="gc-exercise" href="../{exercise}.html" '
+            f'title="{words["to_exercise_title"]}">{label}</a>'
+        )
+    return _bar(lang, path, f"{name}.ipynb", f"notebooks/{name}.ipynb", extra, exercise=False)
+
+
+def _exercise_bar(lang: str, pagename: str) -> str:
+    words = WORDS[lang]
+    stored = _exercises(lang)[pagename]  # zh/exercises/... or, as a fallback, exercises/...
+    lecture = lectures_by_exercise(ROOT).get(pagename + ".ipynb")
+    extra = ""
+    if lecture in lecture_names(ROOT, lang):
+        extra = (
+            f'<a class="gc-lecture" href="../../notebooks/{lecture}.html" '
+            f'title="{words["to_lecture_title"]}">{words["to_lecture"].format(n=lecture[:2])}</a>'
+        )
+    name = pagename.rsplit("/", 1)[1]
+    return _bar(lang, stored, f"{name}.ipynb", pagename + ".ipynb", extra, exercise=True)
 
 
 def setup(app: Sphinx) -> dict:
