@@ -80,10 +80,11 @@ def _start(*args: str) -> subprocess.Popen:
 def _cluster(port: int, workers: int) -> list[subprocess.Popen]:
     address = f"tcp://127.0.0.1:{port}"
     procs = [_start("scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard")]
-    procs += [
-        _start("worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard")
-        for _ in range(workers)
-    ]
+    procs += [  # procs[i] is the worker named wi
+        _start("worker", address, "--name", f"w{i}", "--nthreads", "1", "--no-nanny",
+               "--no-dashboard")
+        for i in range(1, workers + 1)
+    ]  # fmt: skip
     return procs
 
 
@@ -117,17 +118,49 @@ def test_a_local_cluster_grades_the_class_like_the_embedded_pool(tmp_path, sandb
     )
 
 
+def _killed_mid_job(address: str, worker: subprocess.Popen, journaled) -> set[str]:
+    """Kill ``worker`` (named w1) while it grades a submission: the student whose it was.
+
+    A second client beside gather-course's asks w1 which task it is running (the submission
+    is in the task's arguments); the worker dies right after, before that student is in the
+    journal. Its other tasks, not started, are left to the rest of the run."""
+    from distributed import Client
+
+    def running(dask_worker) -> list[str]:  # runs in w1 (pickled by value)
+        return [
+            arg.student
+            for task in dask_worker.state.executing
+            for arg in getattr(task.run_spec, "args", ())
+            if isinstance(getattr(arg, "student", None), str)
+        ]
+
+    with Client(address, timeout=30) as watcher:
+        (w1,) = [a for a, w in watcher.scheduler_info()["workers"].items() if w["name"] == "w1"]
+        deadline = time.monotonic() + 60
+        while not (lost := set(watcher.run(running, workers=[w1])[w1])):
+            assert time.monotonic() < deadline, "w1 never ran a job"  # (between two jobs)
+            time.sleep(0.02)
+        worker.send_signal(signal.SIGKILL)  # a worker dies mid-class, in the middle of a job
+        before = journaled()
+    assert not lost & before, f"{lost} had ended before w1 died: no job was lost"
+    return lost
+
+
 def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxed):
-    """A worker killed mid-class: its submissions are graded elsewhere. The scheduler killed:
-    the run stops with a clear error, and a rerun on a new cluster grades only the rest."""
+    """A worker killed mid-class: the jobs it had are judged again elsewhere, in the same run.
+    The scheduler killed: the run stops with a clear error, and a rerun on a new cluster
+    grades only the rest."""
     root = _course(tmp_path, 10)
     port = _free_port()
     procs = _cluster(port, 2)
     try:
         run = _grade(root, f"tcp://127.0.0.1:{port}")
         results = lambda: [e for e in _results(root) if "result" in e]
+        journaled = lambda: {e["result"]["student"] for e in results()}
         _wait_for(lambda: len(results()) >= 2, 180, "the first results")
-        procs[1].send_signal(signal.SIGKILL)  # a worker dies mid-class
+        lost = _killed_mid_job(f"tcp://127.0.0.1:{port}", procs[1], journaled)
+        # the run itself took them: in its journal before the scheduler goes
+        _wait_for(lambda: lost <= journaled(), 180, f"{lost} in the journal of this run")
         _wait_for(lambda: len(results()) >= 5, 180, "results after the worker died")
         os.killpg(procs[0].pid, signal.SIGKILL)  # then the scheduler
         out, err = run.communicate(timeout=120)

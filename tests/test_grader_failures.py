@@ -7,16 +7,21 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
+import time
+from pathlib import Path
 
+import nbformat
 import pytest
 
 from gather_course import exercise
 from gather_course.grading import _sandbox
-from gather_course.grading._classjob import self_test
+from gather_course.grading._classjob import StudentJob, judge_student, self_test
+from gather_course.grading._failures import GraderBroken
 from gather_course.grading._notebook_check import check_notebook
 from gather_course.grading._referee import Plan, Referee
-from gather_course.grading._sandbox import GraderBroken, Worker
-from gather_course.grading._submission import Submission
+from gather_course.grading._sandbox import PROCESS, SANDBOX, Isolation, Worker
+from gather_course.grading._submission import Submission, graded_cells
 from tests import test_grading_e2e as e2e
 from tests.helpers import ROOT, cli
 
@@ -84,3 +89,156 @@ def test_the_self_test_refuses_a_grader_that_fails_the_courses_own_solution(tmp_
             self_test(broken, released)
     finally:
         broken.close()
+
+
+# -- how a worker that never started ended: the cause the grader saw, through the real start --
+
+SOLVED = ROOT / "solutions" / "basics" / "basics.ipynb"
+
+
+@pytest.fixture(params=[SANDBOX, PROCESS])
+def level(request, monkeypatch) -> str:
+    """Workers started in bubblewrap (where it runs here) and as plain processes."""
+    if request.param == SANDBOX and _sandbox.isolation().level != SANDBOX:
+        pytest.skip(f"no sandbox here: {_sandbox.isolation()}")
+    monkeypatch.setattr(_sandbox, "isolation", lambda: Isolation(request.param, "the test's"))
+    return request.param
+
+
+def _worker_runs(monkeypatch, code: str) -> None:
+    monkeypatch.setattr(_sandbox, "_worker_argv", lambda: [sys.executable, "-I", "-c", code])
+
+
+def test_a_worker_sigkilled_as_it_starts_names_the_out_of_memory_killer(monkeypatch, level):
+    """What the kernel's OOM killer does to a worker importing torch: SIGKILL, no word said.
+    (Under bubblewrap the grader sees bwrap's exit status, 128 + 9.)"""
+    _worker_runs(monkeypatch, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    with pytest.raises(GraderBroken) as caught:
+        check_notebook(SOLVED)
+    said = str(caught.value)
+    assert said.startswith(
+        "the grading worker was killed as it started (ended: killed by signal SIGKILL), most "
+        "often by the kernel's out-of-memory killer"
+    ), said
+    assert "dmesg" in said and "journalctl -k" in said and "fewer --jobs" in said
+    done = cli("check", str(SOLVED))
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1 and "out-of-memory killer" in lines[0]
+
+
+def test_a_worker_out_of_memory_as_it_starts_says_so(monkeypatch, level):
+    _worker_runs(monkeypatch, "bytearray(1 << 62)")  # more than any machine: MemoryError
+    with pytest.raises(GraderBroken) as caught:
+        check_notebook(SOLVED)
+    assert str(caught.value) == (
+        "the grading worker ran out of memory while starting (MemoryError); free memory or "
+        "grade with fewer --jobs."
+    )
+
+
+def test_a_sandbox_that_refuses_the_worker_says_what_to_do(monkeypatch, tmp_path):
+    """bubblewrap as Ubuntu 24.04's AppArmor leaves it (unprivileged user namespaces
+    restricted): it says why on stderr and exits 1 before the worker runs."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: setting up uid map: Permission denied' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(_sandbox, "isolation", lambda: Isolation(SANDBOX, "probed before"))
+    with pytest.raises(GraderBroken) as caught:
+        check_notebook(SOLVED)
+    said = str(caught.value)
+    assert said.startswith(
+        "the sandbox refused to start the grading worker (bwrap: setting up uid map: "
+        "Permission denied)."
+    ), said
+    assert "apparmor_restrict_unprivileged_userns=0" in said
+    assert "GATHER_COURSE_NO_SANDBOX=1" in said
+
+
+# -- a worker that dies during a submission's job: rerun on a fresh one, blamed only twice ----
+
+
+def _tree(root: int) -> list[str]:
+    """The command names of ``root`` and every process below it, from /proc."""
+    parent: dict[int, int] = {}
+    name: dict[int, str] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # ended meanwhile
+        head, _sep, tail = stat.rpartition(")")
+        pid = int(entry.name)
+        name[pid], parent[pid] = head.partition("(")[2], int(tail.split()[1])
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(name.get(pid, "?"))
+        todo += [child for child, up in parent.items() if up == pid]
+    return found
+
+
+class KillsMidJob:
+    """A worker factory for the referee: real workers, the first ``deaths`` of which are
+    SIGKILLed from a thread of the test once a job is running in them (the job's process
+    exists beside the supervisor and the template), as the out-of-memory killer or an
+    operator would: nothing a submission does or controls."""
+
+    def __init__(self, deaths: int) -> None:
+        self.deaths = deaths
+        self.made: list[Worker] = []
+        self.killed: list[Worker] = []
+
+    def __call__(self) -> Worker:
+        worker = Worker()
+        self.made.append(worker)
+        if len(self.made) <= self.deaths:
+            threading.Thread(target=self._kill_when_busy, args=(worker,), daemon=True).start()
+        return worker
+
+    def _kill_when_busy(self, worker: Worker) -> None:
+        deadline = time.monotonic() + 120
+        while worker.alive and time.monotonic() < deadline:
+            pythons = [n for n in _tree(worker._proc.pid) if n != "bwrap"]
+            if worker._ready and len(pythons) >= 3:  # supervisor, template, and a job
+                os.killpg(worker._proc.pid, signal.SIGKILL)
+                self.killed.append(worker)
+                return
+            time.sleep(0.002)
+
+
+def _judge_solution(factory: KillsMidJob, tmp_path: Path) -> tuple[dict, list]:
+    """The course's solution of basics, submitted by one student, judged as a class is."""
+    released = nbformat.read(ROOT / "exercises" / "basics" / "basics.ipynb", 4)
+    solution = e2e._submissions("basics", tmp_path)["solution"]
+    job = StudentJob("s00000_solution", {"basics.ipynb": nbformat.writes(solution)})
+    referee = Referee(factory, call_limit=10)
+    try:
+        return judge_student(referee, job, {"basics.ipynb": released}, 1), graded_cells(released)
+    finally:
+        referee.close()
+
+
+def test_a_worker_killed_during_a_job_is_replaced_and_the_job_rerun_for_full_points(tmp_path):
+    factory = KillsMidJob(deaths=1)
+    result, cells = _judge_solution(factory, tmp_path)
+    assert factory.killed == factory.made[:1]  # the first worker died, in the middle of a job
+    assert factory.made[0]._proc.returncode == -signal.SIGKILL
+    assert len(factory.made) == 2  # one fresh worker, which judged the rest too
+    assert result["problem"] == "", result["problem"]
+    assert sorted(result["verdicts"]) == sorted(gid for gid, _qid, _points in cells)
+    earned = sum(p for gid, _qid, p in cells if result["verdicts"][gid]["passed"])
+    assert earned == sum(p for *_, p in cells) > 0, result["verdicts"]  # full points
+
+
+def test_a_job_whose_worker_dies_twice_is_not_graded_with_the_reason(tmp_path):
+    factory = KillsMidJob(deaths=2)
+    result, _cells = _judge_solution(factory, tmp_path)
+    assert len(factory.made) == 2 and factory.killed == factory.made  # both died mid-job
+    assert result["verdicts"] == {}
+    assert result["problem"] == (
+        "the submission stopped its grading worker, twice (ended: killed by signal SIGKILL)"
+    )

@@ -94,6 +94,7 @@ INSTRUCTOR_MODULES = {
     "grading/_pools.py",
     "grading/_grade.py",
     "grading/_sandbox.py",
+    "grading/_failures.py",
     "grading/_scan.py",
     "copies/_similar.py",
     "grading/_worker.py",
@@ -283,7 +284,7 @@ def test_hints_and_tasks_in_chinese(monkeypatch):
     monkeypatch.setenv(LANG_ENV, "zh")
     hint, task = str(q.hint(1)), q._repr_markdown_()
     assert hint.startswith("**提示 1/") and CJK.search(hint.split("):", 1)[1])
-    assert "编写 `pick_per_row(x, cols)`" in task and "**规则**：" in task
+    assert "编写 `pick_per_row(x, cols)`" in task and "**约束**：" in task
     assert q.hints[0] not in hint and q.task not in task  # the English texts are gone
 
 

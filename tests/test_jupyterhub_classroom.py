@@ -10,8 +10,10 @@ student fetches it and reads the verdicts. Screenshots: artifacts/hub/.
 
 from __future__ import annotations
 
+import ast
 import csv
 import os
+import re
 import shutil
 import signal
 import socket
@@ -121,8 +123,11 @@ c.Spawner.args = {args!r}
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 120
 c.Spawner.http_timeout = 120
-c.Spawner.environment = {{"JUPYTER_CONFIG_DIR": "{base}/jupyter", "GATHER_COURSE_DEVICE": "cpu"}}
+c.Spawner.environment = {{"JUPYTER_CONFIG_DIR": "{base}/jupyter", **{environment!r}}}
 """
+# The students' environment, as docs/jupyterhub.md gives it (a test below holds them equal);
+# JUPYTER_CONFIG_DIR above is the test's stand-in for the hub's /etc/jupyter.
+SPAWNER_ENVIRONMENT = {"GATHER_COURSE_DEVICE": "cpu", "GATHER_COURSE_CLASS": "1"}
 
 
 @pytest.fixture(scope="module")
@@ -160,6 +165,7 @@ def classroom(chromium_path, tmp_path_factory):
             base=base,
             singleuser=BIN / "jupyterhub-singleuser",
             args=args,
+            environment=SPAWNER_ENVIRONMENT,
         )
     )
     env = dict(os.environ, PATH=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}")
@@ -276,6 +282,15 @@ def _student(browser, room: Classroom, user: str, kind: str) -> None:
         for setup in tb.setup_cells(nb.cells_json):
             nb.run_cell(setup)
         answers = _answers(kind, nb.cells_json)
+        if kind == "right":  # a class (GATHER_COURSE_CLASS, as the guide sets it): no hints
+            first = min(answers)
+            nb.type_into(
+                first, 'from gather_course import exercise\nexercise("basics.pick_per_row").hint()'
+            )
+            nb.run_cell(first)
+            refused = nb.output_text(first)
+            assert "Hints of graded questions are turned off in this class" in refused, refused
+            _shot(page, f"{user}_no_hints")
         for cell, code in answers.items():
             nb.type_into(cell, code)
             nb.run_cell(cell)
@@ -299,6 +314,14 @@ def _student(browser, room: Classroom, user: str, kind: str) -> None:
         _shot(page, f"{user}_submitted")
     finally:
         context.close()
+
+
+def test_the_guides_hub_gives_the_students_the_environment_this_test_gives_them():
+    """docs/jupyterhub.md's ``c.Spawner.environment`` is this test's, class variable and all."""
+    guide = (ROOT / "docs" / "jupyterhub.md").read_text(encoding="utf-8")
+    found = re.search(r"^c\.Spawner\.environment = (\{.*?^\})", guide, re.S | re.M)
+    assert found, "docs/jupyterhub.md has no c.Spawner.environment = {...} block"
+    assert ast.literal_eval(found.group(1)) == SPAWNER_ENVIRONMENT
 
 
 def test_a_class_on_jupyterhub_fetches_submits_is_graded_and_reads_its_feedback(

@@ -106,11 +106,30 @@ def test_lab_command_allows_root_only_as_root(tmp_path, monkeypatch, root):
     assert command.count("--allow-root") == 1
 
 
+@pytest.mark.parametrize("euid", [0, 1000])
+def test_start_as_root_says_so_in_one_line_and_allows_root(tmp_path, monkeypatch, euid):
+    """As in a container: JupyterLab gets --allow-root, and the learner one line saying so.
+    (Root is faked, and JupyterLab is not started: the command it would exec is kept.)"""
+    started: list[list[str]] = []
+    monkeypatch.setattr(os, "geteuid", lambda: euid)
+    monkeypatch.setattr(os, "execve", lambda path, argv, env: started.append(list(argv)))
+    run = cli("start", str(tmp_path / "w"), "--", "--no-browser")
+    assert run.returncode == 0, run.stderr
+    ((*_, last),) = started
+    said = [line for line in run.stdout.splitlines() if "--allow-root" in line]
+    if euid == 0:
+        assert said == ["Running as root (as in a container): JupyterLab starts with --allow-root."]
+        assert started[0].count("--allow-root") == 1 and last == "--no-browser"
+    else:
+        assert said == [] and "--allow-root" not in started[0]
+
+
 def test_start_runs_jupyterlab_through_its_own_python_without_an_active_environment(tmp_path):
     """An environment used without activating it (its bin/ not on PATH), as with pipx:
     ``start`` still finds JupyterLab, through the interpreter it runs on."""
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV",)}
     env["PATH"] = "/usr/bin:/bin"  # no jupyter of this environment on it
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")  # where start remembers its copy
     done = subprocess.run(
         [
             sys.executable,
@@ -192,6 +211,81 @@ def test_progress_shows_what_passes_in_the_working_copy(tmp_path):
     assert "✓ pick_per_row" in out and "· gather_loop              not attempted" in out
     assert "✗ reverse_index            failing" in out
     assert "1 of 3 questions pass." in out
+
+
+@pytest.fixture
+def data_home(tmp_path, monkeypatch) -> Path:
+    """A learner of their own: HOME and XDG_DATA_HOME in tmp_path, nothing remembered yet."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    (tmp_path / "home").mkdir()
+    return tmp_path / "data"
+
+
+def _basics_only(work: Path) -> None:
+    for other in (work / "exercises").iterdir():  # one assignment keeps it short
+        if other.name != "basics":
+            shutil.rmtree(other)
+
+
+def test_progress_elsewhere_reports_the_working_copy_start_made(tmp_path, data_home):
+    work = tmp_path / "somewhere" / "my-work"
+    assert cli("start", str(work), "--no-lab").returncode == 0
+    state = data_home / "gather-course" / "last-working-copy.json"
+    assert json.loads(state.read_text()) == {"folder": str(work)}
+    assert not (work / "last-working-copy.json").exists()  # nothing of it in the copy
+    _basics_only(work)
+    unrelated = tmp_path / "unrelated"
+    unrelated.mkdir()
+    run = cli("progress", cwd=unrelated)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == f"Not in a working copy: showing the one you last started, {work}."
+    assert lines[1].startswith(f"Progress in {work} ")
+    assert "basics   0 of 3 questions pass" in run.stdout
+    # standing in another working copy: that one, and no word about the remembered one
+    other = make_working_copy(tmp_path / "other").folder
+    _basics_only(other)
+    inside = cli("progress", cwd=other / "exercises")
+    assert inside.returncode == 0 and inside.stdout.startswith(f"Progress in {other} ")
+
+
+def test_start_remembers_the_last_copy_it_opened_and_honours_xdg_default(
+    tmp_path, data_home, monkeypatch
+):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second, first):  # opening an earlier one makes it the last again
+        assert cli("start", str(folder), "--no-lab").returncode == 0
+    state = data_home / "gather-course" / "last-working-copy.json"
+    assert json.loads(state.read_text())["folder"] == str(first)
+    monkeypatch.delenv("XDG_DATA_HOME")  # unset: ~/.local/share, as the XDG spec says
+    assert cli("start", str(second), "--no-lab").returncode == 0
+    state = tmp_path / "home" / ".local/share/gather-course/last-working-copy.json"
+    assert json.loads(state.read_text())["folder"] == str(second)
+
+
+def test_a_remembered_copy_that_is_gone_is_skipped_with_a_note(tmp_path, data_home):
+    gone = tmp_path / "gone"
+    assert cli("start", str(gone), "--no-lab").returncode == 0
+    shutil.rmtree(gone)
+    default = make_working_copy().folder  # ~/gather-course-work, in tmp_path's home
+    assert default == tmp_path / "home" / "gather-course-work"
+    _basics_only(default)
+    run = cli("progress", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == f"note: the working copy you last started, {gone}, is gone; skipped it."
+    assert lines[1].startswith(f"Progress in {default} ")
+    shutil.rmtree(default)  # and with no default either: the error names what to run
+    run = cli("progress", cwd=tmp_path)
+    assert run.returncode == 2 and "is not a working copy" in run.stderr
+    assert "gather-course start" in run.stderr and "is gone; skipped it." in run.stdout
+
+
+def test_start_does_not_fail_where_it_cannot_remember(tmp_path, data_home):
+    data_home.write_text("a file, not a folder")  # the data folder cannot be made
+    run = cli("start", str(tmp_path / "w"), "--no-lab")
+    assert run.returncode == 0 and "Copied 12 notebooks" in run.stdout, run.stderr
 
 
 def test_progress_refuses_a_folder_that_is_not_a_working_copy(tmp_path):

@@ -52,7 +52,10 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "dir",
         nargs="?",
-        help=_("your working copy (default: the one you are in, else ~/gather-course-work)"),
+        help=_(
+            "your working copy (default: the one you are in, else the one you last started, "
+            "else ~/gather-course-work)"
+        ),
     )
     p.add_argument("--timeout", type=float, default=10, help=timeout_help)
     p.set_defaults(func=_progress)
@@ -100,10 +103,17 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _start_in_language(args: argparse.Namespace) -> int:
-    from ..course._workcopy import DEFAULT_DIR, lab_command, make_working_copy, running_as_root
+    from ..course._workcopy import (
+        DEFAULT_DIR,
+        lab_command,
+        make_working_copy,
+        remember,
+        running_as_root,
+    )
 
     copied = make_working_copy(args.dir, lang=args.lang)
     where = copied.folder
+    remember(where)  # `progress` run from any other folder shows this one
     if copied.added:
         print(_("Copied {n} notebooks into {where}.").format(n=len(copied.added), where=where))
     if copied.kept:
@@ -133,10 +143,12 @@ def _start_in_language(args: argparse.Namespace) -> int:
 
 def _progress(args: argparse.Namespace) -> int:
     from .._i18n import about_notebook
-    from ..course._workcopy import enclosing_working_copy, exercise_notebooks, working_dir
+    from ..course._workcopy import exercise_notebooks, progress_folder
 
-    # no folder given: the working copy the learner stands in, else the default one
-    folder = working_dir(args.dir or enclosing_working_copy())
+    # no folder given: the one the learner stands in, else the last started, else the default
+    folder, notes = progress_folder(args.dir)
+    for note in notes:
+        print(note)
     notebooks = exercise_notebooks(folder)
     if not notebooks:
         raise GatherCourseError(

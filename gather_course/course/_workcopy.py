@@ -152,6 +152,69 @@ def _edition_of(marker: Path) -> str | None:
         return "en"
 
 
+STATE = "last-working-copy.json"
+
+
+def state_file() -> Path:
+    """Where ``start`` remembers the working copy it last made or opened: the learner's data
+    folder (``$XDG_DATA_HOME``, else ``~/.local/share``), ``gather-course/``; never the course."""
+    base = os.environ.get("XDG_DATA_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative (which the XDG spec says to ignore)
+        base = os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "gather-course" / STATE
+
+
+def remember(folder: Path, course: Path = _COURSE) -> bool:
+    """Note ``folder`` as the working copy ``progress`` shows when run outside any working
+    copy. False (and nothing written) where the data folder cannot be written, or lies
+    inside the course: remembering is a convenience, never a reason for ``start`` to fail."""
+    path = state_file()
+    if course.resolve() in path.resolve().parents:
+        return False
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        part = path.with_suffix(f".{os.getpid()}.part")
+        part.write_text(json.dumps({"folder": str(folder)}) + "\n", encoding="utf-8")
+        os.replace(part, path)  # whole or not at all
+    except OSError:
+        return False
+    return True
+
+
+def remembered() -> tuple[Path | None, str]:
+    """The working copy ``start`` last made or opened, if it still is one, else None; and a
+    one-line note when it was remembered but is gone (empty when nothing was remembered)."""
+    try:
+        folder = json.loads(state_file().read_text(encoding="utf-8"))["folder"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, ""
+    if (Path(folder) / MARKER).is_file():
+        return Path(folder), ""
+    return None, _(
+        "note: the working copy you last started, {folder}, is gone; skipped it."
+    ).format(folder=folder)
+
+
+def progress_folder(path: str | Path | None) -> tuple[Path, list[str]]:
+    """The working copy ``progress`` reports on, and notes on how it was found: ``path``;
+    else the working copy the learner stands in; else the one ``start`` last made or opened;
+    else the default one."""
+    if path:
+        return working_dir(path), []
+    here = enclosing_working_copy()
+    if here is not None:
+        return here, []
+    last, note = remembered()
+    notes = [note] if note else []
+    if last is not None:
+        return last, [
+            _("Not in a working copy: showing the one you last started, {folder}.").format(
+                folder=last
+            )
+        ]
+    return working_dir(None), notes
+
+
 def running_as_root() -> bool:
     """Whether this process is root (the default in Docker and many cloud notebooks)."""
     return hasattr(os, "geteuid") and os.geteuid() == 0

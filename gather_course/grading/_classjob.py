@@ -24,8 +24,8 @@ from .._i18n import edition, speaking
 from .._tier import Tier
 from ..questions import exercise
 from ..questions._result import CheckResult
+from ._failures import GraderBroken
 from ._referee import Plan, Referee
-from ._sandbox import GraderBroken
 from ._submission import OWN, NotGraded, Submission, graded_cells, read_submission
 
 

@@ -22,8 +22,9 @@ from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_wo
 
 from .._errors import GatherCourseError
 from ._classjob import StudentJob, baselines, judge_student
+from ._failures import GraderBroken
 from ._referee import CALL_LIMIT, Referee
-from ._sandbox import SANDBOX, GraderBroken, Worker, isolation
+from ._sandbox import SANDBOX, Worker, isolation
 
 PLUGIN = "gather-course-referees"
 _CONNECT = 20  # seconds to reach a scheduler before saying it is not there

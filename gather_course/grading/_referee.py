@@ -7,7 +7,7 @@ plain data (:mod:`._jobdata`), and judges them with the question's loop spec her
 (:func:`gather_course.questions._judge.judge_case`), with the same tiers and messages as
 ``check``.
 
-Rules are judged here too: a static scan of the source (:mod:`._scan`) and, for
+Constraints are judged here too: a static scan of the source (:mod:`._scan`) and, for
 "vectorized" questions, the CPU time the kernel measured for the answer on a large input,
 against the course's own solution measured the same way (:mod:`._timing`).
 """
@@ -30,10 +30,11 @@ from ..questions._judge import _shapes, judge_case
 from ..questions._question import Question
 from ..questions._result import NEVER_RAN, OPS_GROW, CheckResult, _Failure
 from . import _scan
+from ._failures import GraderBroken, WorkerDied, WorkerStartFailed, start_problem
 from ._jobdata import _load, _outcome, _payload
-from ._sandbox import GraderBroken, Worker, WorkerDied, WorkerStartFailed, start_problem
+from ._sandbox import Worker
 from ._submission import NotGraded, Submission
-from ._timing import _TimingRule
+from ._timing import _TimingConstraint
 
 # Names in learner source that stand for an aten op a question forbids or requires.
 SOURCE_NAMES = {  # forbidden ops; required ones are in REQUIRED_NAMES below
@@ -90,7 +91,7 @@ class Plan:
         return cls(q, cases, visible, timing_seed)
 
 
-class Referee(_TimingRule):
+class Referee(_TimingConstraint):
     """Runs jobs on one warm worker and judges the results here."""
 
     def __init__(
@@ -168,16 +169,18 @@ class Referee(_TimingRule):
 
     # -- one question ----------------------------------------------------------------------------
     def judge(self, sub: Submission, plan: Plan) -> CheckResult:
-        """The verdict on one question: the first failing case, rule or measurement."""
+        """The verdict on one question: the first failing case, constraint or measurement."""
         q = plan.question
         reached = _scan.course_internals(_scan.reachable(sub.cells, q.name))
         if reached:  # before anything runs: the sandbox would only say "not found"
             return _Failure(
-                Tier.RULES,
-                _("Your answer reaches into the course itself: {what} ({where}); {rule}").format(
+                Tier.CONSTRAINTS,
+                _(
+                    "Your answer reaches into the course itself: {what} ({where}); {constraint}"
+                ).format(
                     what=f"`{reached[0].name}`",
                     where=reached[0].where,
-                    rule=_(OUTSIDE).format(what=f"`{reached[0].name}`"),
+                    constraint=_(OUTSIDE).format(what=f"`{reached[0].name}`"),
                 ),
             ).result(q)
         gen = torch.Generator().manual_seed(1)
@@ -205,10 +208,10 @@ class Referee(_TimingRule):
             if len(results) != len(calls):
                 self._missing_results(q, plan, reply, result, len(results))
             ran: dict[str, int] = {}
-            for raw in results:  # what every call ran (a signal: see _rules)
+            for raw in results:  # what every call ran (a signal: see _constraints)
                 for op, n in (_outcome(raw).ops or {}).items():
                     ran[op] = ran.get(op, 0) + n
-            self._rules(q, sub, ran)
+            self._constraints(q, sub, ran)
             if q.vectorized:
                 small, big = (_outcome(r).ops or {} for r in results[-2:])
                 if sum(big.values()) > sum(small.values()):
@@ -274,7 +277,7 @@ class Referee(_TimingRule):
             [("case", case.label), ("inputs", _shapes(case))],
         )
 
-    def _rules(self, q: Question, sub: Submission, ops: dict[str, int]) -> None:
+    def _constraints(self, q: Question, sub: Submission, ops: dict[str, int]) -> None:
         if not (q.forbid or q.require):
             return
         code = _scan.reachable(sub.cells, q.name)
@@ -286,34 +289,34 @@ class Referee(_TimingRule):
         if used or ran:
             what = f"`{used[0].name}` ({used[0].where})" if used else f"`{ran[0]}`"
             raise _Failure(
-                Tier.RULES,
+                Tier.CONSTRAINTS,
                 _(
-                    "Your values are right, but this question asks you not to use {rule}: "
+                    "Your values are right, but this question asks you not to use {ops}: "
                     "your code uses {what}."
-                ).format(rule=q.forbidden_text, what=what),
+                ).format(ops=q.forbidden_text, what=what),
             )
         hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
         if hatches:
-            rule = (
-                _("no {rule}").format(rule=q.forbidden_text)
+            constraint = (
+                _("no {ops}").format(ops=q.forbidden_text)
                 if q.forbid
-                else _("use {rule}").format(rule=q.required_text)
+                else _("use {ops}").format(ops=q.required_text)
             )
             raise _Failure(
-                Tier.RULES,
+                Tier.CONSTRAINTS,
                 _(
-                    "Your values are right, but this question's rule ({rule}) "
+                    "Your values are right, but this question's constraint ({constraint}) "
                     "is checked on the code your function can reach (what it calls, and "
                     "every top-level statement of the notebook), which must call torch's "
                     "functions by their names: your code uses `{name}` ({where}). Leave out "
                     "computed names, torch internals, other libraries, threads and processes."
-                ).format(rule=rule, name=hatches[0].name, where=hatches[0].where),
+                ).format(constraint=constraint, name=hatches[0].name, where=hatches[0].where),
             )
         for op in q.require:  # named in the code (autograd counts) and seen running
             if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
                 raise _Failure(
-                    Tier.RULES,
-                    _(NEVER_RAN).format(rule=q.required_text, op=op),
+                    Tier.CONSTRAINTS,
+                    _(NEVER_RAN).format(ops=q.required_text, op=op),
                 )
 
     # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------

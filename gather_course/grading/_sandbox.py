@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import queue
 import shutil
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -26,23 +27,16 @@ from typing import Any
 
 from .._answer_api import MODULES
 from .._errors import GatherCourseError
+from ._failures import WorkerDied, WorkerStartFailed
 from ._frames import HOLD, read_frame, write_frame
 
 SANDBOX, PROCESS = "sandbox", "process"
 # The worker: its script first, then the modules it imports (paths in the package folder).
 WORKER = ("grading/_worker", "grading/_frames", "grading/_job", "grading/_procs", "grading/_wipe")
 TMP_BYTES = 512 * 2**20  # the sandbox's /tmp, wiped after every job
-_ETC = (
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "localtime",
-    "nsswitch.conf",
-    "passwd",
-    "group",
-    "hosts",
-    "alternatives",
-)
+_ETC = (  # of /etc, only what Python and torch read: no /etc/shadow
+    "ld.so.cache ld.so.conf ld.so.conf.d localtime nsswitch.conf passwd group hosts alternatives"
+).split()
 _ENV = {
     "PATH": "/usr/bin:/bin",
     "HOME": "/tmp",
@@ -195,40 +189,6 @@ def _find_isolation() -> Isolation:
     )
 
 
-class WorkerDied(Exception):
-    """The worker process ended or stopped answering; the job it had is lost."""
-
-
-class WorkerStartFailed(WorkerDied):
-    """The worker never became ready: the grader's problem, before any job was sent."""
-
-
-class GraderBroken(GatherCourseError):
-    """The grader cannot grade here: no submission is to blame, and none is judged."""
-
-
-def start_problem(why: str) -> str:
-    """What a worker that did not start says, with its likely cause and what to do."""
-    if "ModuleNotFoundError" in why or "ImportError" in why:
-        return (
-            f"the grading worker cannot import what it needs ({why}). Install the course "
-            "into the environment that runs gather-course (pip install -e .), and do not "
-            "point PYTHONPATH at another copy of it."
-        )
-    if "bwrap" in why:
-        return (
-            f"the sandbox refused to start the grading worker ({why}). On Ubuntu 24.04, "
-            "`sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0` (docs/grading.md); "
-            "or grade without it: GATHER_COURSE_NO_SANDBOX=1."
-        )
-    if "MemoryError" in why or "Cannot allocate memory" in why:
-        return (
-            f"the grading worker ran out of memory while starting ({why}); free memory or "
-            "grade with fewer --jobs."
-        )
-    return f"the grading worker did not start ({why})."
-
-
 def _spawn(start: Callable[[], subprocess.Popen]) -> subprocess.Popen:
     """Run ``start`` on one long-lived thread of this process.
 
@@ -277,12 +237,14 @@ class Worker:
             )
         bwrap = shutil.which("bwrap")
         argv = _worker_argv()
-        if level.level == SANDBOX and bwrap:
-            argv = _bwrap_command(bwrap) + argv
+        self._sandboxed = bool(level.level == SANDBOX and bwrap)
+        if self._sandboxed:
+            argv = _bwrap_command(str(bwrap)) + argv
             env = None
         else:
             env = {**_ENV, "PATH": os.environ.get("PATH", _ENV["PATH"])}
         self.isolation = level
+        self._killed = False  # ended by close(), not by itself
         self._proc = _spawn(
             lambda: subprocess.Popen(
                 argv,
@@ -305,7 +267,9 @@ class Worker:
             try:
                 hello = self._receive(timeout=120)[0]
             except WorkerDied as exc:
-                raise WorkerStartFailed(self._last_words() or str(exc)) from None
+                said = self._last_words()  # a signal says nothing: name it beside what was said
+                why = f"{said}; {exc}" if said and "signal" in str(exc) else said or str(exc)
+                raise WorkerStartFailed(why) from None
             if not hello.get("ready"):
                 why = self._last_words() or hello.get("why", "no reason given")
                 self.close()
@@ -333,8 +297,31 @@ class Worker:
         reader.join(timeout)
         if "frame" in box:
             return box["frame"]
+        if reader.is_alive():
+            self.close()
+            raise WorkerDied("stopped answering")
+        raise self._died()
+
+    def _died(self) -> WorkerDied:
+        """The worker closed its end: how its process ended, as the grader saw it (a signal,
+        such as the out-of-memory killer's SIGKILL, or an exit status)."""
+        try:  # let it finish ending, so that its exit status is its own, not close()'s kill
+            self._proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
         self.close()
-        raise WorkerDied("stopped answering" if reader.is_alive() else "ended")
+        code = self._proc.returncode
+        if self._killed or code is None:
+            return WorkerDied("ended")
+        if self._sandboxed and code > 128:  # bubblewrap: 128 + the signal that ended its child
+            code = 128 - code
+        if code >= 0:
+            return WorkerDied(f"ended with exit status {code}")
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = str(-code)
+        return WorkerDied(f"ended: killed by signal {name}")
 
     @property
     def alive(self) -> bool:
@@ -359,8 +346,7 @@ class Worker:
                     write_frame(self._in, meta, data)
                     self._held = [*self._held, key][-HOLD:]
         except OSError:
-            self.close()
-            raise WorkerDied("ended") from None
+            raise self._died() from None
         reply = self._receive(timeout=float(header["job_limit"]) + 30)
         if (
             reply[0].get("template_gone")
@@ -372,6 +358,7 @@ class Worker:
 
     def close(self) -> None:
         if self._proc.poll() is None:
+            self._killed = True
             try:
                 os.killpg(self._proc.pid, 9)
             except OSError:
