@@ -155,12 +155,22 @@ def test_own_answers_pass_and_a_classmates_or_the_public_ones_lose_every_varied_
 
 
 @CLASS
-def test_a_class_source_notebook_runs_as_the_preview_student_and_passes_nbval(klass, tmp_path):
+def test_every_class_source_notebook_runs_as_the_preview_student_and_passes_nbval(klass, tmp_path):
+    """The sources of all six assignments, run as the preview student (whose answers they
+    hold), pass nbval in one run: what they show is what they compute."""
+    from concurrent.futures import ThreadPoolExecutor
+
     target, info = klass
-    path = tmp_path / "basics.ipynb"
-    path.write_bytes((target / "solutions" / "basics" / "basics.ipynb").read_bytes())
     env = {**os.environ, "GATHER_COURSE_STUDENT": info["preview"], "JUPYTERHUB_USER": ""}
-    execute_notebook(path, env=env)
+    paths = []
+    for assignment in assignments(ROOT):
+        path = tmp_path / assignment / f"{assignment}.ipynb"
+        path.parent.mkdir()
+        path.write_bytes((target / "solutions" / assignment / path.name).read_bytes())
+        paths.append(path)
+    assert len(paths) == 6
+    with ThreadPoolExecutor(2) as pool:  # a kernel each: two at a time
+        list(pool.map(lambda p: execute_notebook(p, env=env), paths))
     done = subprocess.run(
         [
             sys.executable,
@@ -177,13 +187,15 @@ def test_a_class_source_notebook_runs_as_the_preview_student_and_passes_nbval(kl
             str(tmp_path),
             "-c",
             "/dev/null",
-            str(path),
+            *map(str, paths),
         ],
         capture_output=True,
         text=True,
         env=env,
     )
     assert done.returncode == 0, done.stdout[-2000:]
+    cells = sum(c.cell_type == "code" for p in paths for c in nbformat.read(p, 4).cells)
+    assert f"{cells} passed" in done.stdout, done.stdout[-2000:]  # every cell of all six
 
 
 @CLASS
@@ -215,8 +227,74 @@ def test_a_class_release_refuses_a_folder_with_other_things_in_it(tmp_path):
     assert (tmp_path / "mine.txt").read_text() == "keep me"
     with pytest.raises(GatherCourseError, match="its own folder"):
         release_class(course_root(ROOT), 1, ROOT / "solutions" / "x", ROSTER, execute=False)
-    with pytest.raises(GatherCourseError, match="needs its students: give --roster"):
+    with pytest.raises(GatherCourseError, match="needs its students: expected --roster"):
         release_class(course_root(ROOT), 1, tmp_path / "new", execute=False)
+
+
+def _import_students(folder: Path, *ids: str) -> None:
+    """``nbgrader db student import`` of a student CSV, run in ``folder`` as an instructor
+    does (it makes ``folder/gradebook.db``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "students.csv").write_text(
+        "id,first_name,last_name,email\n" + "".join(f"{s},,,\n" for s in ids)
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "nbgrader", "db", "student", "import", "students.csv"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (folder / "students.csv").unlink()
+
+
+@CLASS
+def test_a_class_release_without_students_says_how_to_import_them(tmp_path, monkeypatch):
+    """A gradebook with no students: the error says what was expected, what was found and
+    how to import a roster; the folder is left as it was."""
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}"):
+        pass  # an empty gradebook, as nbgrader makes it
+    with pytest.raises(GatherCourseError, match=r"expected --roster .* found no students") as e:
+        release_class(course_root(ROOT), 1, tmp_path, execute=False)
+    assert "nbgrader db student import" in str(e.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gradebook.db"]
+
+
+@CLASS
+def test_a_class_release_without_roster_takes_the_gradebooks_students(tmp_path, monkeypatch):
+    """No --roster: the first release into a folder where students were imported (nbgrader's
+    CLI) gives them their variants; a release made again takes the students added since
+    (nbgrader's API), keeps the gradebook, and one made from a --roster is made again from
+    the same roster when the gradebook has none."""
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    target = tmp_path / "class"
+    _import_students(target, "bob_37q", "ada_37q")
+    first = release_class(course_root(ROOT), 5, target, execute=False)
+    assert (first["roster"], first["roster_from"]) == (["ada_37q", "bob_37q"], "the gradebook")
+    assert all(set(t) == {"ada_37q", "bob_37q"} for t in first["variants"].values())
+    assert (target / "exercises" / "basics" / "basics.ipynb").is_file()
+    with Gradebook(f"sqlite:///{target / 'gradebook.db'}") as gb:
+        gb.update_or_create_student("cyd_37q")
+    again = release_class(course_root(ROOT), 5, target, execute=False)
+    assert again["roster"] == ["ada_37q", "bob_37q", "cyd_37q"]
+    assert all(
+        t["ada_37q"] == first["variants"][a]["ada_37q"] for a, t in again["variants"].items()
+    )
+    assert json.loads((target / "class.json").read_text()) == again
+    with Gradebook(f"sqlite:///{target / 'gradebook.db'}") as gb:
+        assert sorted(s.id for s in gb.students) == again["roster"]
+    other = tmp_path / "other"
+    release_class(course_root(ROOT), 5, other, ["eve_37q", "dee_37q"], execute=False)
+    remade = release_class(course_root(ROOT), 5, other, execute=False)
+    assert (remade["roster"], remade["roster_from"]) == (
+        ["eve_37q", "dee_37q"],
+        "the earlier release (class.json)",
+    )
 
 
 def test_a_roster_is_nbgraders_student_csv(tmp_path):

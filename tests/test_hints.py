@@ -15,8 +15,25 @@ import torch
 import torch.nn.functional as F
 
 from gather_course import GatherCourseError, exercise, exercise_ids
+from tests.variant_solutions import IMPORTS, solution_code
 
-ALL = [(qid, "public") for qid in exercise_ids()]  # class variants have no hints (_knobs)
+# every question, and every class variant (its hints are made from its knobs); a variant's
+# answer is the published one of tests/variant_solutions.py, which no hint may quote
+ALL = [(qid, "public") for qid in exercise_ids()] + [
+    (qid, exercise(qid).family.name(p))
+    for qid in exercise_ids()
+    if exercise(qid).family
+    for p in exercise(qid).family.every()[1:]
+]
+
+
+def answer_of(q) -> str:
+    """The question's answer: the course's solution, or the published answer of a variant."""
+    return (
+        q.solution_code if q.variant_name == "public" else IMPORTS + solution_code(q.qid, q.params)
+    )
+
+
 MIN_CHARS = 12  # code shorter than this (no spaces) is too small to give anything away
 SIZES = re.compile(r"([\w,]+=)?\w+\.(shape|size\(-?\w*\)|dim\(\))(\[-?\d+\])?")  # D = x.size(-1)
 
@@ -140,9 +157,10 @@ def test_the_checks_see_a_quoted_or_pasteable_answer():
 @pytest.mark.parametrize("qid, variant", ALL)
 def test_no_hint_quotes_a_line_of_the_solution(qid, variant):
     q = exercise(qid, variant)
-    assert solution_fragments(q.solution_code)
+    code = answer_of(q)
+    assert solution_fragments(code)
     for n, hint in enumerate(q.hints, 1):
-        assert not quoted_lines(hint, q.solution_code), (n, quoted_lines(hint, q.solution_code))
+        assert not quoted_lines(hint, code), (n, quoted_lines(hint, code))
 
 
 @pytest.mark.parametrize("qid, variant", ALL)
@@ -158,7 +176,7 @@ def test_no_hint_is_code_that_answers_the_question(qid, variant):
 def test_the_last_hint_is_not_the_solution(qid, variant):
     q = exercise(qid, variant)
     last = squeeze(q.hints[-1])
-    body = [squeeze(line.split("#", 1)[0]) for line in q.solution_code.splitlines()]
+    body = [squeeze(line.split("#", 1)[0]) for line in answer_of(q).splitlines()]
     body = [line for line in body if line and not line.startswith(("def", "import"))]
     assert "".join(body) not in last
     returned = [line[len("return") :] for line in body if line.startswith("return")]

@@ -74,15 +74,29 @@ def test_each_variant_tells_what_changed_in_its_task(qid):
     assert len(texts) == family.count
 
 
-def test_no_variant_holds_hints_or_a_solution():
-    for qid, name in ALL:
-        q = exercise(qid, name)
-        if name == "public":
-            assert q.solution_code and q.hints
-            continue
-        assert not q.solution_code and not q.hints
-        with pytest.raises(GatherCourseError, match="hints and solutions for the public"):
-            q.solution()
+def test_no_variant_holds_a_solution_and_each_has_hints_made_from_its_knobs(monkeypatch):
+    """A variant's hints name its own choices (each changed knob, its choice and the public
+    one) and, where the task has one, its formula; variants that differ get different hints;
+    a variant shows no solution, and in a class no hint either."""
+    for qid in WITH_KNOBS:
+        family, seen = exercise(qid).family, set()
+        for params in family.every()[1:]:
+            q = exercise(qid, family.name(params))
+            assert not q.solution_code and len(q.hints) == 3
+            for knob, choice in params.items():
+                if choice != family.knobs[knob][0]:
+                    change = f"`{knob}`: `{choice}` instead of `{family.knobs[knob][0]}`"
+                    assert change in q.hints[0], (qid, params)
+            if "formula" in q.shown.slots:
+                assert f"`{q.shown.slots['formula']}`" in q.hints[1]
+            assert q.hint(2).endswith(q.hints[1])
+            with pytest.raises(GatherCourseError, match="a solution for the public question"):
+                q.solution()
+            seen.add(q.hints)
+        assert len(seen) == family.count - 1, qid  # no two variants share their hints
+    monkeypatch.setenv(CLASS_ENV, "1")
+    with pytest.raises(GatherCourseError, match="Hints of graded questions are turned off"):
+        exercise("basics.pick_per_row", "counting=one").hint()
 
 
 def test_a_seed_draws_non_public_variants_and_seeds_and_students_differ():

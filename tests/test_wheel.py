@@ -82,6 +82,25 @@ def test_no_class_variants_answer_line_is_in_the_wheel(wheel_text):
     assert checked > 100
 
 
+def test_no_class_variants_answer_line_is_in_the_hints_the_package_makes():
+    """A variant's hints are made at run time from its knobs (in every language): none holds
+    a line of any variant's answer that does the work (the templates are in the wheel, and
+    the test above finds no answer line in them; this looks at what they become)."""
+    taught = _squeeze("\n".join(exercise(q).solution_code for q in exercise_ids()))
+    checked = 0
+    for qid in exercise_ids():
+        public = exercise(qid)
+        for params in public.family.every()[1:] if public.family else []:
+            hints = _squeeze("\n".join(exercise(qid, public.family.name(params)).hints))
+            hints = hints.replace("`", "")
+            for line in solution_code(qid, params).splitlines():
+                code = _squeeze(line.split("#")[0])
+                if WORK.search(line) and code not in taught and len(code) > 12:
+                    assert code not in hints, (qid, params, line)
+                    checked += 1
+    assert checked > 100
+
+
 def test_the_check_would_find_an_answer_that_shipped(wheel_text):
     """The search above is not blind: a public solution's lines are found in the wheel."""
     shipped = _squeeze("\n".join(wheel_text.values()))
@@ -170,7 +189,11 @@ def test_pip_install_of_the_wheel_then_start_check_and_progress_from_any_folder(
     """The learner with no clone: a fresh venv outside the repository, the CI torch pin."""
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    env = {k: v for k, v in os.environ.items() if k not in {"PYTHONPATH", "VIRTUAL_ENV"}}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"PYTHONPATH", "VIRTUAL_ENV", "XDG_DATA_HOME"}  # the learner's own: ~
+    }
     env["PIP_CONSTRAINT"] = str(ROOT / ".ci" / "constraints.txt")
     done = subprocess.run(
         [venv / "bin/python", "-m", "pip", "install", "-q", str(wheel_path)],
@@ -192,15 +215,15 @@ def test_pip_install_of_the_wheel_then_start_check_and_progress_from_any_folder(
     ).stdout  # fmt: skip
     assert where.startswith(str(venv)), where  # the installed package, not the checkout
 
-    started = run("start", "work", "--no-lab")
+    zh = run("start", "work-zh", "--no-lab", "--lang", "zh")
+    assert zh.returncode == 0, zh.stderr
+    assert "选" in (home / "work-zh/notebooks/01_basic_formula.ipynb").read_text(encoding="utf-8")
+    started = run("start", "work", "--no-lab")  # the last one started: progress's elsewhere
     assert started.returncode == 0, started.stderr
     work = home / "work"
     assert {p.relative_to(work).as_posix() for p in work.rglob("*.ipynb")} == {
         n for n in _course_notebooks() if not n.startswith("zh/")
     }
-    zh = run("start", "work-zh", "--no-lab", "--lang", "zh")
-    assert zh.returncode == 0, zh.stderr
-    assert "选" in (home / "work-zh/notebooks/01_basic_formula.ipynb").read_text(encoding="utf-8")
 
     basics = work / "exercises/basics/basics.ipynb"
     _solve(basics, "basics")
@@ -213,5 +236,13 @@ def test_pip_install_of_the_wheel_then_start_check_and_progress_from_any_folder(
     assert progress.returncode == 0, progress.stderr
     assert "basics   3 of 3 questions pass" in progress.stdout
     assert "nlp      0 of" in progress.stdout
-    elsewhere = run("progress", cwd=tmp_path)
-    assert elsewhere.returncode == 2 and "gather-course-work" in elsewhere.stderr
+    # from an unrelated folder: the working copy `start` last made, remembered in ~/.local/share
+    unrelated = tmp_path / "unrelated"
+    unrelated.mkdir()
+    elsewhere = run("progress", cwd=unrelated)
+    assert elsewhere.returncode == 0, elsewhere.stdout + elsewhere.stderr
+    assert elsewhere.stdout.startswith(
+        f"Not in a working copy: showing the one you last started, {work}.\nProgress in {work} "
+    ), elsewhere.stdout
+    assert "basics   3 of 3 questions pass" in elsewhere.stdout
+    assert (home / ".local/share/gather-course/last-working-copy.json").is_file()

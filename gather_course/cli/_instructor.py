@@ -144,6 +144,7 @@ def _release(args: argparse.Namespace) -> int:
             assignment: len({json.dumps(v, sort_keys=True) for v in table.values()})
             for assignment, table in info["variants"].items()
         }
+        print(f"roster: {len(info['roster'])} students, from {info['roster_from']}")
         for assignment, n in kinds.items():
             print(f"{assignment}: {len(info['roster'])} students, {n} different sets of variants")
         print(

@@ -21,7 +21,9 @@ it they hold a stub, and the sources are not run.
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -185,12 +187,26 @@ def read_roster(path: Path) -> list[str]:
     return ids
 
 
-def gradebook_roster(root: Path) -> list[str]:
-    """The students of the gradebook of the course at ``root`` (``[]`` if it has none)."""
-    from ..course._course import nbgrader_api
+def gradebook_roster(target: Path, course: Path) -> list[str]:
+    """The students of the gradebook of the class folder ``target``, sorted (``[]`` if it
+    has none, or no gradebook yet: none is made). Its ``nbgrader_config.py`` says where the
+    gradebook is, else the course's (``db_url``; by default ``target/gradebook.db``, where
+    ``nbgrader db student import`` run in ``target`` puts it)."""
+    from nbgrader.api import Gradebook
+    from traitlets.config.loader import PyFileConfigLoader
 
-    with nbgrader_api(root) as api:
-        return sorted(s.id for s in api.gradebook.students)
+    folder = target if (target / "nbgrader_config.py").is_file() else course
+    cfg = PyFileConfigLoader("nbgrader_config.py", path=str(folder)).load_config()
+    url = cfg.CourseDirectory.get("db_url") or f"sqlite:///{target / 'gradebook.db'}"
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).is_file():
+        return []
+    old_path = os.environ.get("PATH", "")  # nbgrader runs alembic from PATH on an old one
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + old_path
+    try:
+        with Gradebook(url) as gb:
+            return sorted(s.id for s in gb.students)
+    finally:
+        os.environ["PATH"] = old_path
 
 
 def own_variants(root: Path, released: dict[str, Any]) -> Callable[[str], dict[str, str] | None]:
@@ -216,6 +232,50 @@ def own_variants(root: Path, released: dict[str, Any]) -> Callable[[str], dict[s
     return variants
 
 
+# What a folder may hold before its first class release: a gradebook with the students
+# (``nbgrader db student import`` makes it), nbgrader's log, the course's own settings.
+PREPARED = ("gradebook.db", ".nbgrader.log", "nbgrader_config.py")
+
+
+def _check_target(root: Path, target: Path) -> None:
+    """Refuse a folder that is neither new, empty, prepared (:data:`PREPARED`) nor a class
+    release: the release would overwrite or mix with what it holds."""
+    if not target.exists() or (target / CLASS_FILE).is_file():
+        return
+    others = sorted(p.name for p in target.iterdir() if p.name not in PREPARED)
+    if others:
+        raise GatherCourseError(
+            f"{target} is not empty and holds no class release ({CLASS_FILE}): expected a "
+            f"new or empty folder, or one holding only {', '.join(PREPARED)}; found "
+            f"{', '.join(others[:5])}{' ...' if len(others) > 5 else ''}. Choose another folder."
+        )
+    mine, course = target / "nbgrader_config.py", root / "nbgrader_config.py"
+    if mine.is_file() and mine.read_bytes() != course.read_bytes():
+        raise GatherCourseError(
+            f"{mine} differs from the course's {course}, which the class release writes "
+            "there: move it away, or put its settings in the course's first."
+        )
+
+
+def _default_roster(root: Path, target: Path) -> tuple[list[str], str]:
+    """The students when no roster is given, and where they come from: the gradebook's,
+    else (a release made again) the roster of the class release already in ``target``."""
+    found = gradebook_roster(target, root) if target.is_dir() else []
+    if found:
+        return found, "the gradebook"
+    earlier = target / CLASS_FILE
+    if earlier.is_file():
+        roster = json.loads(earlier.read_text(encoding="utf-8")).get("roster") or []
+        if roster:
+            return list(roster), f"the earlier release ({CLASS_FILE})"
+    raise GatherCourseError(
+        "a class release needs its students: expected --roster with nbgrader's student CSV "
+        f"(a column id), or students in the gradebook of {target}; found no students there "
+        f"(and no earlier release). Import them first: `cd {target} && nbgrader db student "
+        "import students.csv`, or give --roster students.csv."
+    )
+
+
 def release_class(
     root: Path,
     seed: int,
@@ -225,9 +285,11 @@ def release_class(
 ) -> dict[str, Any]:
     """Write the class release of ``root``'s course for ``seed`` and ``roster`` into ``target``.
 
-    ``roster`` lists the student ids (default: the students of ``target``'s gradebook).
-    ``target`` must be empty, missing, or an earlier class release (its ``submitted/``,
-    gradebook and grades are kept; its sources and student notebooks are regenerated).
+    ``roster`` lists the student ids (default: the students of ``target``'s gradebook, else
+    the roster of the class release already there). ``target`` must be missing, empty,
+    prepared (only a gradebook and settings: :data:`PREPARED`) or an earlier class release
+    (its ``submitted/``, gradebook and grades are kept; its sources and student notebooks
+    are regenerated).
     Returns what ``class.json`` holds.
     """
     import nbformat
@@ -242,19 +304,11 @@ def release_class(
         and target.relative_to(root.resolve()).parts[0] in (SOURCE, RELEASE)
     ):
         raise GatherCourseError(f"the class release must go to its own folder, not {target}.")
-    if target.exists() and any(target.iterdir()) and not (target / CLASS_FILE).is_file():
-        raise GatherCourseError(
-            f"{target} is not empty and holds no class release "
-            f"({CLASS_FILE}); choose an empty or new folder."
-        )
+    _check_target(root, target)
     if roster is None:
-        roster = gradebook_roster(target) if (target / CLASS_FILE).is_file() else []
-        if not roster:
-            raise GatherCourseError(
-                "a class release needs its students: give --roster with nbgrader's student "
-                "CSV (a column id), or import the students into the class's gradebook first "
-                "(nbgrader db student import)."
-            )
+        roster, source = _default_roster(root, target)
+    else:
+        source = "--roster"
     key, preview = class_key(seed), roster[0]
     tags = [roster_tag(key, student) for student in roster]
     target.mkdir(parents=True, exist_ok=True)
@@ -290,6 +344,7 @@ def release_class(
         "class_seed": seed,
         "key": key,
         "roster": roster,
+        "roster_from": source,
         "preview": preview,
         "solver": str((root / SOLVER).resolve()) if solver else None,  # for the copy report
         "variants": variants,

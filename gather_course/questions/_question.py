@@ -18,6 +18,7 @@ from ._cases import Case
 from ._check import run_check
 from ._knobs import Family, Variant
 from ._result import CheckResult
+from ._variant_hints import variant_hints
 
 
 class Markdown(str):
@@ -41,7 +42,7 @@ class Question:
     learner's function takes the spec's arguments (``args``) and has the qid's last part as
     its name. ``make(gen, **sizes)`` builds one test case's inputs from a seeded generator:
     a dict keyed by those arguments. ``forbid`` and ``require`` map a torch op (as the op
-    counter sees it) to how the rule names it for the learner. Declare one with
+    counter sees it) to how the constraint names it for the learner. Declare one with
     :func:`question`, which also registers it.
     """
 
@@ -138,7 +139,7 @@ class Question:
             spec=spec,
             make=make,
             formula=None,
-            hints=(),  # hints and solutions are the public question's only: see _knobs
+            hints=variant_hints(self.qid, self.family, params, v, lambda text: text),
             solution_code="",
             verify=None,
             dtypes=self.dtypes if v.dtypes is None else {**self.dtypes, **v.dtypes},
@@ -164,7 +165,7 @@ class Question:
         return self.shown.text(tr) if self.shown is not None else tr(self.task)
 
     @property
-    def rules(self) -> str:
+    def constraints(self) -> str:
         """What the answer must not do (checked by ``check`` and by grading), or ''."""
         parts = []
         if self.vectorized:
@@ -175,9 +176,9 @@ class Question:
                 )
             )
         if self.forbid:
-            parts.append(_("don't use {rule}").format(rule=self.forbidden_text))
+            parts.append(_("don't use {ops}").format(ops=self.forbidden_text))
         if self.require:
-            parts.append(_("use {rule}").format(rule=self.required_text))
+            parts.append(_("use {ops}").format(ops=self.required_text))
         if self.forbid or self.require:
             parts.append(
                 _(
@@ -223,16 +224,15 @@ class Question:
         if self.variant_name != "public":
             raise GatherCourseError(
                 _(
-                    "{qid} ({name}) is a class variant: the course holds hints and solutions "
-                    "for the public question only. Your answer is checked against the loop "
-                    "spec of your variant."
+                    "{qid} ({name}) is a class variant: the course holds a solution for the "
+                    "public question only. Your answer is checked against the loop spec of "
+                    "your variant; its hints (`.hint()`) help when you are stuck."
                 ).format(qid=self.qid, name=self.variant_name)
             )
 
     def hint(self, n: int = 1) -> Markdown:
         """Hint number ``n`` (1 = gentle nudge, last = almost the answer)."""
         self._refuse_in_class("hints")
-        self._refuse_for_variant()
         if not isinstance(n, int) or isinstance(n, bool) or not 1 <= n <= len(self.hints):
             raise GatherCourseError(
                 _("{qid} has hints 1 to {n}; got {got}.").format(
@@ -240,7 +240,11 @@ class Question:
                 )
             )
         head = _("**Hint {n}/{total}**").format(n=n, total=len(self.hints))
-        return Markdown(f"{head} (`{self.qid}`): {_(self.hints[n - 1])}")
+        if self.variant_name == "public":
+            return Markdown(f"{head} (`{self.qid}`): {_(self.hints[n - 1])}")
+        # a variant's hints are made from its knobs, in the learner's language (_variant_hints)
+        shown = variant_hints(self.qid, self.family, self.params, self.shown, _)
+        return Markdown(f"{head} (`{self.qid}`): {shown[n - 1]}")
 
     def solution(self) -> Markdown:
         """A reference solution, as text (never run in your namespace)."""
@@ -251,8 +255,12 @@ class Question:
         )
 
     def _repr_markdown_(self) -> str:
-        rules = _("**Rules:** {rules}").format(rules=self.rules) + "\n\n" if self.rules else ""
-        rules += _(IMPORTS_RULE) + "\n\n"
+        constraints = (
+            _("**Constraints:** {constraints}").format(constraints=self.constraints) + "\n\n"
+            if self.constraints
+            else ""
+        )
+        constraints += _(IMPORTS_CONSTRAINT) + "\n\n"
         write = _("Write `{signature}`: {task}").format(
             signature=self.signature, task=self.task_text()
         )
@@ -263,11 +271,12 @@ class Question:
             )
             if self.variant_name == "public"
             else _(
-                "This is your own variant ({variant}): the test cell below checks it. Hints "
-                "and solutions are for the public question only."
+                "This is your own variant ({variant}): the test cell below checks it. It has "
+                "hints of its own (`.hint()`, where your class allows hints) but no solution "
+                "to show."
             )
         )
-        return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{rules}" + check.format(
+        return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{constraints}" + check.format(
             qid=repr(self.qid), name=self.name, variant=self.variant_name
         )
 
@@ -276,8 +285,8 @@ class Question:
 
 
 # What every answer may import (the grading sandbox holds nothing else of the course); every
-# task cell states it, under the question's rules.
-IMPORTS_RULE = N_(
+# task cell states it, under the question's constraints.
+IMPORTS_CONSTRAINT = N_(
     "**Imports:** your answer may use torch, Python's standard library and gather_course's "
     "public helpers (`gather_reference`, `diagnose`, `explain`, `default_device`); the "
     "question bank and its solutions are not there when answers are graded."
@@ -286,7 +295,7 @@ _REGISTRY: dict[str, Question] = {}
 
 
 def _either(texts: dict[str, str]) -> str:
-    """The rule's wording: the distinct texts of ``{op: text}``, joined with "or"."""
+    """The constraint's wording: the distinct texts of ``{op: text}``, joined with "or"."""
     return _(" or ").join(dict.fromkeys(_(text) for text in texts.values()))
 
 
