@@ -45,3 +45,22 @@ def test_a_failing_run_leaves_the_notebook_as_it_was(tmp_path):
     with pytest.raises(Exception, match="no"):
         execute_notebook(path)
     assert path.read_bytes() == before
+
+
+def test_a_cell_s_printing_is_stored_as_one_output_per_stream_however_it_arrived(tmp_path):
+    # flushes between prints make the kernel send separate messages, as a slow cell may
+    path = _notebook(
+        tmp_path,
+        "import sys, time\n"
+        "print('a', flush=True); time.sleep(0.05)\n"
+        "print('b', flush=True); time.sleep(0.05)\n"
+        "print('e', file=sys.stderr, flush=True); time.sleep(0.05)\n"
+        "print('c', flush=True)\n",
+    )
+    execute_notebook(path)
+    outs = nbformat.read(path, 4).cells[0].outputs
+    assert [(o["name"], o["text"]) for o in outs] == [
+        ("stdout", "a\nb\n"),
+        ("stderr", "e\n"),
+        ("stdout", "c\n"),
+    ]

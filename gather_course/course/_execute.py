@@ -39,9 +39,29 @@ def execute_notebook(path: Path, timeout: int = 600, env: Mapping[str, str] | No
     assert [c.source for c in nb.cells] == sources
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+        if cell.cell_type == "code":
+            cell.outputs = _coalesce_streams(cell.outputs)
     nb.metadata.pop("widgets", None)
     fd, tmp = tempfile.mkstemp(suffix=".ipynb", dir=path.parent)
     with os.fdopen(fd, "w", encoding="utf-8") as f:
         nbformat.write(nb, f)
     os.chmod(tmp, os.stat(path).st_mode & 0o777)  # keep the notebook's permissions
     os.replace(tmp, path)
+
+
+def _coalesce_streams(outputs: list) -> list:
+    """Consecutive outputs to one stream merged into one: how the kernel splits a cell's
+    printing into messages depends on timing, and a stored run must not."""
+    merged: list = []
+    for out in outputs:
+        last = merged[-1] if merged else None
+        if (
+            out.get("output_type") == "stream"
+            and last is not None
+            and last.get("output_type") == "stream"
+            and last.get("name") == out.get("name")
+        ):
+            last["text"] += out["text"]
+        else:
+            merged.append(out)
+    return merged
