@@ -1,7 +1,8 @@
 """What a ``torch.gather(input, dim, index)`` call must satisfy, checked one by one.
 
-(Its requirements: the shape rule, index dtype and range, matching dims. Not to be confused
-with a question's *rules*, the ops an answer must or must not use, which grading checks.)
+(Its rules: the shape rule, index dtype and range, matching dims. Not to be confused with a
+question's *constraints*, what an answer must or must not use, which the check and grading
+enforce.)
 Used by :func:`gather_reference` (to refuse what torch refuses), :func:`diagnose`
 (to explain it) and :func:`explain`. The installed torch is the judge: which index
 dtypes it accepts is asked of torch itself, once.

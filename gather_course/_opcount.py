@@ -1,4 +1,5 @@
-"""Counting the aten operations a function runs (a signal for grading rules, never the only one).
+"""Counting the aten operations a function runs (a signal for grading constraints, never the
+only one).
 
 Kept apart from the question bank: the sandboxed grading worker imports it, and the sandbox
 holds no question, solution or variant.
@@ -22,7 +23,8 @@ class _OpCounter(TorchDispatchMode):
     def _should_skip_dynamo(cls) -> bool:
         # torch wraps a mode's __torch_dispatch__ in torch._dynamo.disable by default, which
         # imports dynamo (and sympy): about 1 s on the first check of a kernel. The counter is
-        # never compiled (the rules forbid torch.compile and jit), so the wrapper is not needed.
+        # never compiled (the constraints forbid torch.compile and jit), so the wrapper is not
+        # needed.
         return False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):

@@ -17,7 +17,7 @@ class Tier(str, Enum):
 
     For each test case in turn: the function is not attempted yet, raised an exception,
     changed its inputs, returned the wrong type, shape, dtype, device, or values. Once
-    every case is right: it broke the question's rules, it is not vectorized. Else: passed.
+    every case is right: it broke the question's constraints, it is not vectorized. Else: passed.
     A ``Tier`` is also a ``str`` (its value, e.g. ``"wrong shape"``).
     """
 
@@ -29,7 +29,7 @@ class Tier(str, Enum):
     WRONG_DTYPE = N_("wrong dtype")
     WRONG_DEVICE = N_("wrong device")
     WRONG_VALUES = N_("wrong values")
-    RULES = N_("broke the question's rules")
+    CONSTRAINTS = N_("broke the question's constraints")
     NOT_VECTORIZED = N_("not vectorized")
     PASSED = N_("passed")
 

@@ -53,7 +53,7 @@ def gather_loop_advanced_indexing(input, dim, index):
     return input[tuple(coords)]
 
 
-@wrong("basics.gather_loop", T.RULES)
+@wrong("basics.gather_loop", T.CONSTRAINTS)
 def gather_loop_uses_gather(input, dim, index):
     return torch.gather(input, dim, index)
 
@@ -310,7 +310,7 @@ def nll_clamp_and_mean(logits, labels, ignore_index=-100):
     return -(picked * keep).sum() / keep.sum()
 
 
-@wrong("nlp.masked_nll", T.RULES)
+@wrong("nlp.masked_nll", T.CONSTRAINTS)
 def nll_uses_cross_entropy(logits, labels, ignore_index=-100):
     return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=ignore_index)
 
@@ -613,7 +613,7 @@ def backward_default_dtype(grad_out, dim, index, input_shape):
     return torch.zeros(input_shape).scatter_add(dim, index, grad_out.float())
 
 
-@wrong("friends.gather_backward", T.RULES)
+@wrong("friends.gather_backward", T.CONSTRAINTS)
 def backward_index_put(grad_out, dim, index, input_shape):
     d = dim % index.dim()
     coords = list(torch.meshgrid(*[torch.arange(s) for s in index.shape], indexing="ij"))
@@ -657,7 +657,7 @@ def take_memory_strides(input, dim, index):  # input.stride() of a strided view
     return torch.take(input, linear)
 
 
-@wrong("friends.gather_via_take", T.RULES)
+@wrong("friends.gather_via_take", T.CONSTRAINTS)
 def take_uses_gather(input, dim, index):
     return torch.gather(input, dim, index)
 
@@ -671,7 +671,7 @@ def take_index_only(input, dim, index):
 # the question's function, as a learner's cell holds it (with `import math` beside torch).
 # Only the gather (what the question teaches) is done in Python; the rest is whole-tensor
 # code, so the op count does not grow and only the CPU time can catch them: each must lose
-# the vectorized rule (benchmarks/bench_timing.py measures them against the solution).
+# the vectorized constraint (benchmarks/bench_timing.py measures them against the solution).
 LOOPS: dict[str, str] = {
     "basics.pick_per_row": """
 def pick_per_row(x, cols):

@@ -13,7 +13,7 @@ import torch
 
 from gather_course import GatherCourseError, Tier, exercise, exercise_ids
 from gather_course.course._course import course_root, release
-from gather_course.questions._question import IMPORTS_RULE
+from gather_course.questions._question import IMPORTS_CONSTRAINT
 from tests.helpers import ROOT, cli
 
 SOURCES = sorted((ROOT / "solutions").glob("*/*.ipynb"))
@@ -105,8 +105,8 @@ def test_each_question_is_an_answer_cell_and_a_locked_pointed_test_cell(path):
         assert f'exercise("{qid}").check({q.name}).assert_passed()' in cell.source
         assert "HIDDEN TESTS" not in cell.source  # the referee holds the hidden cases
         task = cells[i - 2][0].source
-        assert (q.rules in task) if q.rules else "**Rules:**" not in task
-        assert IMPORTS_RULE in task  # what an answer may import (test_grading_isolation)
+        assert (q.constraints in task) if q.constraints else "**Constraints:**" not in task
+        assert IMPORTS_CONSTRAINT in task  # what an answer may import (test_grading_isolation)
         tests[meta["grade_id"]] = meta["points"]
     assert nb.metadata["gather_course"] == {"assignment": path.parent.name, "tests": tests}
 

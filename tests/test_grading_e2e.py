@@ -3,7 +3,7 @@ temporary copy of the course, with a class of honest, wrong, broken and dishones
 
 For every assignment: the solution scores full marks, the untouched student notebook 0, and a
 typical wrong answer loses exactly its question's points. On ``basics``, a class of cheats: each
-in-process trick, attacks on the machine, rule evasions, and honest answers that print to
+in-process trick, attacks on the machine, constraint evasions, and honest answers that print to
 stderr and warn. Honest students are spread between them: none may lose a point to a
 classmate, and no file outside the student's own sandbox may change.
 """
@@ -345,7 +345,7 @@ def test_in_process_cheats_gain_nothing(graded, student):
 
 
 @pytest.mark.parametrize("student", sorted(EVASIONS))
-def test_rule_evasions_lose_the_question(graded, student):
+def test_constraint_evasions_lose_the_question(graded, student):
     root, _, _ = graded["basics"]
     rows = _csv(root, "basics")
     (_, _, _, _), (_, _, loop_test, points), _ = _expected("basics")

@@ -3,7 +3,7 @@
 1. classmates in memory: a job process never holds another job's data (memory, /proc,
    files, descriptors, environment);
 2. a timing input prepared for: the large input does not exist until the cells have run;
-3. a loop that fits the limit: the fastest loops we know lose the vectorized rule;
+3. a loop that fits the limit: the fastest loops we know lose the vectorized constraint;
 4. asking the course: the question bank is not in the sandbox, and reaching for it is named;
 5. feedback as a channel: a learner's exception message is cut.
 
@@ -230,7 +230,7 @@ COURSE = {
 def test_an_answer_that_reaches_for_the_course_is_told_what_answers_may_use(referee, how):
     """Attack 4, in plain sight: the static scan names it before anything runs."""
     result = _judge(referee, "basics.pick_per_row", [IMPORTS, COURSE[how]])
-    assert result.tier == T.RULES and "answers may use torch" in str(result), str(result)
+    assert result.tier == T.CONSTRAINTS and "answers may use torch" in str(result), str(result)
 
 
 @pytest.mark.parametrize("how", COURSE)
@@ -239,7 +239,7 @@ def test_check_in_a_notebook_gives_the_same_verdict_on_reaching_for_the_course(h
     namespace: dict = {}
     exec(IMPORTS + COURSE[how], namespace)  # noqa: S102 - our own test answer
     result = exercise("basics.pick_per_row").check(namespace["pick_per_row"])
-    assert result.tier == T.RULES and "answers may use torch" in str(result), str(result)
+    assert result.tier == T.CONSTRAINTS and "answers may use torch" in str(result), str(result)
 
 
 HIDDEN = {
@@ -352,7 +352,7 @@ def test_leftovers_a_job_cannot_remove_never_reach_the_next_student(referee):
 
 def test_the_baseline_is_measured_before_any_submission_and_never_kept_when_it_failed(referee):
     """Attack 04: a job that left /tmp full made the solution's timing job fail, and its NaN
-    switched the vectorized rule off for everyone."""
+    switched the vectorized constraint off for everyone."""
     from gather_course.grading import _submission, _timing
 
     q = exercise("basics.pick_per_row")

@@ -258,7 +258,7 @@ TWO_FAULTS = [
         _loop_wrong_values_with_gather,
         T.WRONG_VALUES,
         lambda i, d, x: torch.gather(i, d, x),
-        T.RULES,
+        T.CONSTRAINTS,
     ),
 ]
 
@@ -275,7 +275,7 @@ def test_a_check_reports_the_earlier_of_two_tiers(qid, both, earlier, later_only
     assert exercise(qid).check(later_only).tier == later
 
 
-def test_rules_come_before_vectorization():
+def test_constraints_come_before_vectorization():
     q = exercise("friends.gather_via_take")
 
     def per_element_gather(input, dim, index):  # right values, a loop, and gather
@@ -291,7 +291,7 @@ def test_rules_come_before_vectorization():
             out[tuple(pos)] = torch.gather(input[tuple(src)].reshape(1), 0, torch.tensor([0]))[0]
         return out
 
-    def per_element_take(input, dim, index):  # the same loop with take: no rule broken
+    def per_element_take(input, dim, index):  # the same loop with take: no constraint broken
         d = dim % input.dim()
         out = torch.empty(index.shape, dtype=input.dtype)
         for pos in (
@@ -304,7 +304,7 @@ def test_rules_come_before_vectorization():
             out[tuple(pos)] = torch.take(input[tuple(src)].reshape(1), torch.tensor([0]))[0]
         return out
 
-    assert q.check(per_element_gather).tier == T.RULES
+    assert q.check(per_element_gather).tier == T.CONSTRAINTS
     assert q.check(per_element_take).tier == T.NOT_VECTORIZED
 
 
@@ -337,6 +337,6 @@ def test_a_declaration_takes_its_name_from_the_qid_and_its_arguments_from_the_sp
         return a
 
     ok = Question("demo.ok", spec=spec, make=lambda gen, n: {"a": n, "b": n}, **fields)
-    assert ok.signature == "ok(a, b)" and ok.formula is None and ok.rules
+    assert ok.signature == "ok(a, b)" and ok.formula is None and ok.constraints
     with pytest.raises(TypeError, match=r"demo.bad: make\(\) returns the inputs \('a', 'c'\)"):
         Question("demo.bad", spec=spec, make=lambda gen, n: {"a": n, "c": n}, **fields)

@@ -68,11 +68,11 @@ def test_typical_wrong_answers_fail_at_their_tier(referee, qid, name, tier):
     assert not result.passed and result.tier == tier, str(result)
     local = exercise(qid).check(getattr(answers, name))
     assert result.tier == local.tier  # what check() says in the notebook, and in words
-    if tier != T.RULES:  # (the referee names the line that breaks a rule)
+    if tier != T.CONSTRAINTS:  # (the referee names the line that breaks a constraint)
         assert str(result) == str(local)
 
 
-# ------------------------------------------------------------------ rules that can't be escaped
+# ------------------------------------------------------------ constraints that can't be escaped
 PICK = "import torch\n"
 LISTS = (
     "def pick_per_row(x, cols):\n    xl, cl = x.tolist(), cols.tolist()\n"
@@ -104,7 +104,7 @@ EVASIONS = {  # each tries to use gather in basics.gather_loop without the scan 
 @pytest.mark.parametrize("how", EVASIONS)
 def test_a_forbidden_op_cannot_be_reached_another_way(referee, how):
     result = _judge(referee, "basics.gather_loop", [PICK, EVASIONS[how]])
-    assert result.tier == T.RULES, str(result)
+    assert result.tier == T.CONSTRAINTS, str(result)
 
 
 def test_list_loops_are_measured_as_not_vectorized_even_in_another_process(referee):
@@ -340,7 +340,7 @@ def test_nothing_written_in_one_job_is_there_for_the_next(referee):
     assert _judge(referee, "basics.pick_per_row", [PICK, probe], secret=None).passed
 
 
-def test_faked_operation_counts_cannot_satisfy_a_rule(referee):
+def test_faked_operation_counts_cannot_satisfy_a_constraint(referee):
     spoof = (
         "real_save = torch.save\ndef fake_save(obj, f, *a, **k):\n"
         "    for r in obj.get('results', []):\n"
@@ -354,7 +354,7 @@ def test_faked_operation_counts_cannot_satisfy_a_rule(referee):
         "accumulate=True) if False else grad.scatter_add(dim, index, grad_out)\n"
     )
     result = _judge(referee, "friends.gather_backward", [PICK, spoof])
-    assert result.tier == T.RULES and "assignment into torch" in result.headline, str(result)
+    assert result.tier == T.CONSTRAINTS and "assignment into torch" in result.headline, str(result)
 
 
 def test_a_forbidden_op_behind_a_string_or_a_replayed_input_is_caught(referee):
@@ -365,7 +365,7 @@ def test_a_forbidden_op_behind_a_string_or_a_replayed_input_is_caught(referee):
         "dtype=input.dtype)\n    seen.append((input.clone(), index.clone(), dim))\n"
         "    return operator.methodcaller('ga' + 'ther', dim, index.long())(input)\n"
     )
-    assert _judge(referee, "basics.gather_loop", [PICK, sneaky]).tier == T.RULES
+    assert _judge(referee, "basics.gather_loop", [PICK, sneaky]).tier == T.CONSTRAINTS
 
 
 def test_cpu_burnt_outside_the_calls_does_not_hide_a_loop(referee):

@@ -25,7 +25,7 @@ from gather_course.course._twins import (
     twins,
 )
 from gather_course.course._workcopy import make_working_copy
-from gather_course.questions._question import IMPORTS_RULE
+from gather_course.questions._question import IMPORTS_CONSTRAINT
 from tests.helpers import ROOT, cli
 
 ZH = ROOT / "zh"
@@ -212,6 +212,7 @@ RETIRED = {
     "错位（指因果移位时）": r"(?<![出读])错位(?!置)",
     "追踪结果": r"追踪结果",
     "计分练习（exercise）": r"计分练习（exercise）",
+    "规则（指题目对答案的约束时）": r"\*\*规则\*\*：|题目?的?规则",
 }
 
 
@@ -329,7 +330,7 @@ def test_grading_the_chinese_course_gives_the_solution_full_marks_and_a_blank_ze
 
 
 def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):
-    """A Chinese task cell states the question's title, task and rules exactly as
+    """A Chinese task cell states the question's title, task and constraints exactly as
     `exercise(qid)` and the check word them in Chinese, so the two never disagree."""
     from gather_course import exercise
     from gather_course._i18n import LANG_ENV, _
@@ -343,8 +344,12 @@ def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):
         for _gid, qid, _points in graded_cells(nb):
             q = exercise(qid)
             task = cells[f"task_{q.name}"]
-            rules = _("**Rules:** {rules}").format(rules=q.rules) if q.rules else ""
-            for text in (_(q.title), q.task_text(_), rules, _(IMPORTS_RULE)):
+            constraints = (
+                _("**Constraints:** {constraints}").format(constraints=q.constraints)
+                if q.constraints
+                else ""
+            )
+            for text in (_(q.title), q.task_text(_), constraints, _(IMPORTS_CONSTRAINT)):
                 assert text in task, f"{path.relative_to(ROOT)}, {qid}: {text[:60]!r} is missing"
             checked += 1
     assert checked == 15

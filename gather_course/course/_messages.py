@@ -1,6 +1,6 @@
 """The question bank's texts for Babel: the extractor ``babel.cfg`` names.
 
-The bank's titles, tasks, hints, rule wordings and test-case labels are plain strings in its
+The bank's titles, tasks, hints, constraint wordings and test-case labels are plain strings in its
 declarations, and a class variant's from its family's template, words and notes
 (``questions/_variants.py``), so no ``_()`` marker can reach them. :func:`extract_bank` lists them all for ``pybabel extract`` (see
 docs/translating.md); at run time :mod:`gather_course._i18n` translates them where they are
@@ -18,7 +18,7 @@ from ..questions import exercise, exercise_ids
 def bank_messages() -> list[tuple[str, str]]:
     """Every text of the question bank a learner can see, with where it is used.
 
-    Titles, tasks, hints, rule wordings and test-case labels of every question, and the
+    Titles, tasks, hints, constraint wordings and test-case labels of every question, and the
     titles, task templates, words and notes of every class variant:
     ``[(text, "basics.pick_per_row: hint 2"), ...]``. The bank's texts are plain strings in
     its declarations, so Babel's extractor for them is :func:`extract_bank`, and ``_()``
@@ -30,7 +30,7 @@ def bank_messages() -> list[tuple[str, str]]:
         found += [(q.title, f"{qid}: title")]
         found += [(q.task, f"{qid}: task")] * (q.family is None)
         found += [(h, f"{qid}: hint {i}") for i, h in enumerate(q.hints, 1)]
-        found += [(t, f"{qid}: rule") for t in [*q.forbid.values(), *q.require.values()]]
+        found += [(t, f"{qid}: constraint") for t in [*q.forbid.values(), *q.require.values()]]
         found += [(q.no_variant_why, f"{qid}: why no variant")] * bool(q.no_variant_why)
         sizes = [*q.sizes, *q.large_sizes]
         found += [(s["label"], f"{qid}: test case") for s in sizes if "label" in s]

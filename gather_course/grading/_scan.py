@@ -1,10 +1,10 @@
 """A static scan of a learner's source, made by the referee (no learner code runs here).
 
-Rules such as "don't use gather" are checked on the code the learner's function can reach:
+Constraints such as "don't use gather" are checked on the code the learner's function can reach:
 its own definition, the top-level definitions it names (transitively), and every top-level
 statement that is not a plain definition (it may patch something). Code that reaches
 functions by computed names (``getattr``, ``eval``, ``torch.ops``, private attributes...)
-cannot be checked this way, so a question with such a rule refuses it.
+cannot be checked this way, so a question with such a constraint refuses it.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .._answer_api import BANK_NAMES, PUBLIC, PUBLIC_MODULES
 
-# Ways around a name-based rule: computed access, torch's internals, other array libraries,
+# Ways around a name-based constraint: computed access, torch's internals, other array libraries,
 # other threads and processes.
 _DYNAMIC_CALLS = {
     "getattr",

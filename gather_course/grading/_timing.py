@@ -1,4 +1,4 @@
-"""The vectorized rule, by CPU time: the answer on a large input against the course solution.
+"""The vectorized constraint, by CPU time: the answer on a large input against the course solution.
 
 Both are measured by the kernel in the same kind of job process: the job runs the cells,
 stops itself (the supervisor reads its CPU clock), and only then receives the timing input,
@@ -35,7 +35,7 @@ def _reference_cells(q: Question) -> list[str]:
     return ["import itertools\nimport torch\nimport torch.nn.functional as F\n", q.solution_code]
 
 
-class _TimingRule:
+class _TimingConstraint:
     """The referee's timing half (:class:`~._referee.Referee` is one): it needs the referee's
     ``_job`` (run cells and calls on its worker) and ``close`` (drop that worker)."""
 
@@ -182,7 +182,7 @@ class _TimingRule:
             )
 
 
-# The vectorized rule: the answer's CPU time on the large input against the course solution's,
+# The vectorized constraint: the answer's CPU time on the large input against the course solution's,
 # both measured by the kernel in the same worker, within the question's ``timing_factor``.
 # benchmarks/bench_timing.py measures, per question, the slowest honest whole-tensor answer
 # and the fastest Python loop as multiples of the solution; each factor sits between them,

@@ -1,7 +1,7 @@
 """Running a learner's function against a question's battery, in the learner's process.
 
 ``exercise(qid).check(fn)`` comes here: seeded cases (the default device too), each judged
-by :func:`._judge.judge_case`; then the question's rules (ops it must or must not run), and
+by :func:`._judge.judge_case`; then the question's constraints (ops it must or must not run), and
 whether the number of tensor operations grows with the input (a Python loop). The tiers,
 in the order a check looks for them, are :class:`Tier`'s members; the first failure wins.
 Grading judges the same way without running anything here (:mod:`gather_course.grading`).
@@ -76,16 +76,16 @@ def _check_course_internals(fn: Callable) -> None:
     reached = _course_internal(fn)
     if reached:
         raise _Failure(
-            Tier.RULES,
-            _("Your answer reaches into the course itself: {what} ({where}); {rule}").format(
+            Tier.CONSTRAINTS,
+            _("Your answer reaches into the course itself: {what} ({where}); {constraint}").format(
                 what=f"`{reached}`",
                 where=_("in your function's code"),
-                rule=_(OUTSIDE).format(what=f"`{reached}`"),
+                constraint=_(OUTSIDE).format(what=f"`{reached}`"),
             ),
         )
 
 
-def _check_rules(q: Question, fn: Callable, case: Case) -> None:
+def _check_constraints(q: Question, fn: Callable, case: Case) -> None:
     if not (q.forbid or q.require):
         return
     with _OpCounter() as counter:
@@ -93,17 +93,17 @@ def _check_rules(q: Question, fn: Callable, case: Case) -> None:
     used = [op for op in q.forbid if counter.ops.get(op)]
     if used:
         raise _Failure(
-            Tier.RULES,
+            Tier.CONSTRAINTS,
             _(
                 "Your values are right, but this question asks you not to use "
-                "{rule}: your function ran `{op}`."
-            ).format(rule=q.forbidden_text, op=used[0]),
+                "{ops}: your function ran `{op}`."
+            ).format(ops=q.forbidden_text, op=used[0]),
         )
     missing = [op for op in q.require if not counter.ops.get(op)]
     if missing:
         raise _Failure(
-            Tier.RULES,
-            _(NEVER_RAN).format(rule=q.required_text, op=missing[0]),
+            Tier.CONSTRAINTS,
+            _(NEVER_RAN).format(ops=q.required_text, op=missing[0]),
         )
 
 
@@ -166,7 +166,7 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
             outcome = _outcome(fn, Case(case.label, inputs))
             outcome.after = tuple(inputs.values())
             judge_case(q, case, outcome)
-        _check_rules(q, fn, cases[0])
+        _check_constraints(q, fn, cases[0])
         _check_vectorized(q, fn, gen)
     except _Failure as failure:
         return failure.result(q)

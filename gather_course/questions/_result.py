@@ -50,8 +50,8 @@ OPS_GROW = N_(  # translated where it is raised: _(OPS_GROW)
     "operations (gather, indexing)."
 )
 
-NEVER_RAN = N_(  # the required op never ran: _(NEVER_RAN).format(rule=..., op=...)
-    "Your values are right, but this question asks you to use {rule}: your function never "
+NEVER_RAN = N_(  # the required op never ran: _(NEVER_RAN).format(ops=..., op=...)
+    "Your values are right, but this question asks you to use {ops}: your function never "
     "ran `{op}`."
 )
 
