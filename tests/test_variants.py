@@ -94,9 +94,13 @@ def test_no_variant_holds_a_solution_and_each_has_hints_made_from_its_knobs(monk
                 q.solution()
             seen.add(q.hints)
         assert len(seen) == family.count - 1, qid  # no two variants share their hints
+    variant = exercise("basics.pick_per_row", "counting=one")
+    assert "`.hint()` gives hints made for it" in variant._repr_markdown_()
     monkeypatch.setenv(CLASS_ENV, "1")
     with pytest.raises(GatherCourseError, match="Hints of graded questions are turned off"):
-        exercise("basics.pick_per_row", "counting=one").hint()
+        variant.hint()
+    shown = variant._repr_markdown_()  # the task says so, rather than offer what is refused
+    assert "Hints and solutions are off in this class." in shown and ".hint()" not in shown
 
 
 def test_a_seed_draws_non_public_variants_and_seeds_and_students_differ():

@@ -203,7 +203,7 @@ class Question:
         return run_check(self, fn, seed, large)
 
     def _refuse_in_class(self, what: str) -> None:
-        if os.environ.get(CLASS_ENV, "") not in ("", "0"):
+        if _class_without_help():
             raise GatherCourseError(
                 (
                     _(
@@ -271,9 +271,13 @@ class Question:
             )
             if self.variant_name == "public"
             else _(
-                "This is your own variant ({variant}): the test cell below checks it. It has "
-                "hints of its own (`.hint()`, where your class allows hints) but no solution "
-                "to show."
+                "This is your own variant ({variant}): the test cell below checks it. Hints "
+                "and solutions are off in this class."
+            )
+            if _class_without_help()
+            else _(
+                "This is your own variant ({variant}): the test cell below checks it. "
+                "`.hint()` gives hints made for it; there is no solution to show."
             )
         )
         return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{constraints}" + check.format(
@@ -292,6 +296,11 @@ IMPORTS_CONSTRAINT = N_(
     "question bank and its solutions are not there when answers are graded."
 )
 _REGISTRY: dict[str, Question] = {}
+
+
+def _class_without_help() -> bool:
+    """Whether the class's hub turned hints and solutions off (:data:`CLASS_ENV`)."""
+    return os.environ.get(CLASS_ENV, "") not in ("", "0")
 
 
 def _either(texts: dict[str, str]) -> str:
