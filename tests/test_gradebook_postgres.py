@@ -19,7 +19,7 @@ import pytest
 from tests import test_grading_e2e as e2e
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.classroom  # README: python -m pytest -m "classroom or wheel" tests
+pytestmark = pytest.mark.classroom  # README: python -m pytest -m classroom tests
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_POSTGRES", "") not in ("", "0")
 
 

@@ -30,7 +30,7 @@ from gather_course import exercise
 from tests import test_browser as tb
 from tests.helpers import ROOT
 
-pytestmark = pytest.mark.classroom  # README: python -m pytest -m "classroom or wheel" tests
+pytestmark = pytest.mark.classroom  # README: python -m pytest -m classroom tests
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_HUB", "") not in ("", "0")
 SHOTS = Path(os.environ.get("GATHER_COURSE_SCREENSHOTS") or ROOT / "artifacts") / "hub"
 BIN = Path(sys.executable).parent
