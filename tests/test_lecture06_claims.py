@@ -318,7 +318,7 @@ def _run_timing_cell(cells):
 
 
 VERDICT = re.compile(r"^(.+): (\d+\.\d+)× gather's time here, (.+)\.$", re.M)
-ROW = re.compile(r"^  (\S.*?)\s+([\d,.]+) µs\s+([\d,.]+)(?:\s+([\d,.]+))?$", re.M)
+ROW = re.compile(r"^ +([\d,.]+) µs +([\d,.]+)(?: +([\d,.]+))?  (\S.*)$", re.M)  # name last
 
 
 def _verdict(ratio):
@@ -356,7 +356,7 @@ def test_a_way_that_computes_something_else_is_not_timed(cells):
 def test_the_stored_run_s_words_match_its_stored_table(cells):
     out = printed(cells["c24"])
     table = out.split("\n\n16 rows")[0]
-    ratios = {name: float(ratio.replace(",", "")) for name, _, ratio, _ in ROW.findall(table)}
+    ratios = {name: float(ratio.replace(",", "")) for _, ratio, _, name in ROW.findall(table)}
     assert set(ratios) == {*WAYS, "plain copy"}
     found = VERDICT.findall(out)
     assert {name for name, _, _ in found} == set(WAYS) - {"gather"}
@@ -365,3 +365,22 @@ def test_the_stored_run_s_words_match_its_stored_table(cells):
         assert verdict == _verdict(float(ratio))
     ways = {w: ratios[w] for w in WAYS}
     assert f"Fastest here: {min(ways, key=ways.get)}; slowest: {max(ways, key=ways.get)}." in out
+
+
+@pytest.mark.parametrize("edition", ["en", "zh"])
+def test_the_timing_tables_line_up_on_screen_and_name_their_ways_in_the_edition(edition):
+    """The table puts each way's name last, so a name of any width leaves the numbers in
+    their columns; CJK characters take two columns on screen."""
+    from gather_course._text import _columns
+
+    path = NB if edition == "en" else NB.parents[1] / "zh" / NB.relative_to(NB.parents[1])
+    out = printed({c.id: c for c in nbformat.read(path, 4).cells}["c24"])
+    chinese = ("高级索引", "先取余再 gather", "普通复制", "Python 循环", "take（线性索引事先构造）")
+    english = ("advanced indexing", "remainder, then gather", "plain copy", "Python loop")
+    for name in chinese if edition == "zh" else english:
+        assert f"  {name}\n" in out, name
+    for part in out.split("\n\n")[1:3]:  # the two tables: a title, a header, the rows
+        header, *rows = part.splitlines()[1:]
+        assert header.endswith("写法" if edition == "zh" else "way") and rows
+        numbers_end = {_columns(line[: line.rindex("  ")]) for line in [header, *rows]}
+        assert len(numbers_end) == 1, part  # every line's numbers end in the same column
