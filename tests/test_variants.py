@@ -101,6 +101,12 @@ def test_no_variant_holds_a_solution_and_each_has_hints_made_from_its_knobs(monk
         variant.hint()
     shown = variant._repr_markdown_()  # the task says so, rather than offer what is refused
     assert "Hints and solutions are off in this class." in shown and ".hint()" not in shown
+    wrong = exercise("basics.pick_per_row").check(lambda x, cols: x[:, :1])
+    assert not wrong.passed and ".hint()" not in str(wrong) + wrong._repr_markdown_()
+    monkeypatch.delenv(CLASS_ENV)
+    assert "Stuck? exercise('basics.pick_per_row').hint()" in str(
+        exercise("basics.pick_per_row").check(lambda x, cols: x[:, :1])
+    )
 
 
 def test_a_seed_draws_non_public_variants_and_seeds_and_students_differ():

@@ -371,7 +371,7 @@ def test_a_class_release_of_the_chinese_course_words_its_variants_in_chinese(tmp
             assert _(public.title) in task and "你自己的变体" in task, (qid, variant)
             assert public.task_text(_) not in task and CJK.search(q.task_text(_))
             assert q.task_text(_) != public.task_text(_)
-            assert ".hint(" not in task and "不提供提示和参考解答" in task
+            assert ".hint(" not in task and "是否提供提示和参考解答由老师决定" in task
         assert not any(c.cell_type == "markdown" and "Stuck?" in c.source for c in nb.cells)
 
 

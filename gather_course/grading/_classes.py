@@ -93,8 +93,8 @@ _OWN_TASK = N_(
     "question does; what counts is their order."
 )
 _OFF = N_(
-    "Hints and solutions are off for graded questions in this class: the test cell "
-    "below checks your function."
+    "The test cell below checks your function. Whether hints and solutions are on is your "
+    "instructor's choice: in a graded class they are usually off."
 )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -17,7 +16,7 @@ from .._text import type_name
 from ._cases import Case
 from ._check import run_check
 from ._knobs import Family, Variant
-from ._result import CheckResult
+from ._result import CLASS_ENV, CheckResult, _class_without_help
 from ._variant_hints import variant_hints
 
 
@@ -29,9 +28,6 @@ class Markdown(str):
 
     def __repr__(self) -> str:
         return str(self)
-
-
-CLASS_ENV = "GATHER_COURSE_CLASS"  # set by a class's JupyterHub: no hints or solutions
 
 
 @dataclass(frozen=True)
@@ -296,11 +292,6 @@ IMPORTS_CONSTRAINT = N_(
     "question bank and its solutions are not there when answers are graded."
 )
 _REGISTRY: dict[str, Question] = {}
-
-
-def _class_without_help() -> bool:
-    """Whether the class's hub turned hints and solutions off (:data:`CLASS_ENV`)."""
-    return os.environ.get(CLASS_ENV, "") not in ("", "0")
 
 
 def _either(texts: dict[str, str]) -> str:

@@ -11,6 +11,7 @@ from the worker's data, so what ``check`` says is what grading gives.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,14 @@ from .._errors import GatherCourseError
 from .._i18n import N_, _
 from .._text import wrap
 from .._tier import Tier
+
+CLASS_ENV = "GATHER_COURSE_CLASS"  # set by a class's JupyterHub: no hints or solutions
+
+
+def _class_without_help() -> bool:
+    """Whether the class's hub turned hints and solutions off (:data:`CLASS_ENV`)."""
+    return os.environ.get(CLASS_ENV, "") not in ("", "0")
+
 
 if TYPE_CHECKING:
     import torch
@@ -177,7 +186,7 @@ class _Failure(Exception):
         """The failed CheckResult, with the advice every check and grade gives."""
         advice = (
             ""
-            if self.tier == Tier.NOT_ATTEMPTED
+            if self.tier == Tier.NOT_ATTEMPTED or _class_without_help()  # no hint to offer
             else _("Stuck? exercise({qid!r}).hint() gives a hint.").format(qid=q.qid)
         )
         if self.pair is not None:
