@@ -220,6 +220,26 @@ def test_check_judges_the_student_it_is_run_for(klass, tmp_path, monkeypatch):
     assert "Traceback" not in done.stderr
 
 
+@CLASS
+def test_an_id_not_on_the_roster_gets_one_clear_line_in_the_notebook(klass, tmp_path):
+    """The released notebook run by someone the roster does not know: the cell that shows
+    the student's own task says so in one line, with no traceback under it."""
+    from nbclient import NotebookClient
+
+    target, _ = klass
+    nb = _released(target, "basics")
+    mine = next(i for i, c in enumerate(nb.cells) if c.source.startswith("mine.exercise("))
+    nb.cells = nb.cells[: mine + 1]  # the set-up, then the first task of one's own
+    env = {**os.environ, "GATHER_COURSE_STUDENT": "zed_37q", "JUPYTERHUB_USER": ""}
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", allow_errors=True)
+    client.execute(cwd=str(tmp_path), env=env)
+    errors = [o for c in nb.cells for o in c.get("outputs", []) if o.output_type == "error"]
+    assert len(errors) == 1 and nb.cells[mine].outputs == errors, errors  # that cell only
+    shown = "\n".join(errors[0].traceback)
+    assert "zed_37q is not on this class's roster" in shown, shown
+    assert len(errors[0].traceback) == 1 and "Traceback" not in shown and "File " not in shown
+
+
 def test_a_class_release_refuses_a_folder_with_other_things_in_it(tmp_path):
     (tmp_path / "mine.txt").write_text("keep me")
     with pytest.raises(GatherCourseError, match="not empty and holds no class release"):

@@ -14,6 +14,7 @@ import csv
 import hashlib
 import inspect
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -301,6 +302,9 @@ def test_grading_runs_and_reports_every_student(graded, assignment):
         f"{root / f'grades-{assignment}.csv'}" in done.stdout
     ) or assignment == "basics"
     assert "isolation: sandbox" in done.stdout
+    # the embedded pool's progress bar (tqdm) on the terminal: done / total, rate, time left
+    bar = re.search(rf"{assignment}: 100%\|[^|]*\| (\d+)/(\d+) \[[\d:]+<[\d:]+, ", done.stderr)
+    assert bar and bar.group(1) == bar.group(2) == str(len(rows)), done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import json
 import os
 import re
 import shutil
@@ -87,13 +88,16 @@ c.Exchange.root = {exchange!r}
 # Every server runs as the hub's own Unix user: each says who it is.
 c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
 """
-# The students' JupyterLab: the Assignments tab and Validate, none of the instructor's tools.
+# The students' JupyterLab: the Assignments tab and the course's Validate (a summary first,
+# whole verdicts, the notebook's language), no news pop-up, none of the instructor's tools.
+# docs/jupyterhub.md gives these two files; a test below holds them equal.
 STUDENT_LAB = {
     "labconfig/page_config.json": """{
   "disabledExtensions": {
     "@jupyter/nbgrader:formgrader": true,
     "@jupyter/nbgrader:create-assignment": true,
-    "@jupyter/nbgrader:course-list": true
+    "@jupyter/nbgrader:course-list": true,
+    "@jupyterlab/apputils-extension:announcements": true
   }
 }
 """,
@@ -101,7 +105,9 @@ STUDENT_LAB = {
   "ServerApp": {
     "jpserver_extensions": {
       "nbgrader.server_extensions.formgrader": false,
-      "nbgrader.server_extensions.course_list": false
+      "nbgrader.server_extensions.course_list": false,
+      "nbgrader.server_extensions.validate_assignment": false,
+      "gather_course.course._validate": true
     }
   }
 }
@@ -302,6 +308,12 @@ def _student(browser, room: Classroom, user: str, kind: str) -> None:
         want = {"right": "✅", "partly wrong": "Incorrect", "blank": "Not attempted"}[kind]
         assert want in shown, f"{user}: the check cell shows no {want!r}:\n{shown}"
         _shot(page, f"{user}_checked")
+        if kind == "blank":  # the course's Validate, as the guide installs it: summary first
+            tb.validate_shows_the_verdict_first(
+                nb,
+                "Not attempted yet (basics.pick_per_row)",
+                "0 of 3 questions pass (0 of 8 points).",
+            )
         page.keyboard.press("Control+s")
         page.wait_for_function("() => !document.querySelector('.jp-mod-current.jp-mod-dirty')")
         panel = _assignments_tab(page)
@@ -314,6 +326,15 @@ def _student(browser, room: Classroom, user: str, kind: str) -> None:
         _shot(page, f"{user}_submitted")
     finally:
         context.close()
+
+
+def test_the_guides_student_files_are_this_tests():
+    """docs/jupyterhub.md's two JupyterLab files for students are the ones this test installs."""
+    guide = (ROOT / "docs" / "jupyterhub.md").read_text(encoding="utf-8")
+    for name, text in STUDENT_LAB.items():
+        found = re.search(rf"^`{re.escape(name)}`:\n\n```json\n(.*?)^```", guide, re.S | re.M)
+        assert found, f"docs/jupyterhub.md gives no {name}"
+        assert json.loads(found.group(1)) == json.loads(text), name
 
 
 def test_the_guides_hub_gives_the_students_the_environment_this_test_gives_them():
