@@ -317,6 +317,21 @@ def test_a_class_release_without_roster_takes_the_gradebooks_students(tmp_path, 
     )
 
 
+def test_the_copy_report_without_copydetect_says_how_to_install_it(monkeypatch):
+    """copydetect is an extra (the instructor's, not a learner's): without it, one line."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "copydetect" else real(name, *a),
+    )
+    done = cli("similar", "basics")
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "pip install 'gather-course[copies]'" in done.stderr
+
+
 def test_a_roster_is_nbgraders_student_csv(tmp_path):
     good = tmp_path / "students.csv"
     good.write_text("id,first_name,last_name,email\nada,Ada,L,\n bob ,,,\nada,,,\n,,,\n")

@@ -49,6 +49,7 @@ def test_environment_yml_and_pyproject_declare_the_same_packages():
     assert conda_deps() == pyproject_deps()
     assert {"jupyterlab", "torch", "nbgrader", "matplotlib"} <= set(pyproject_deps())
     assert not {"pytest", "nbval", "playwright"} & set(pyproject_deps())  # test tools: extra
+    assert "copydetect" not in pyproject_deps()  # the copy report's: an instructor's extra
 
 
 def test_ci_runs_the_readme_commands_verbatim():

@@ -195,6 +195,13 @@ def _grade(args: argparse.Namespace) -> int:
 
 
 def _similar(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    if importlib.util.find_spec("copydetect") is None:  # an extra: learners do not need it
+        raise GatherCourseError(
+            "the copy report needs copydetect (its winnowing finds partial copies), which is "
+            "not installed here: pip install 'gather-course[copies]'."
+        )
     from ..copies._similar import similar
     from ..course._course import course_root, known_assignment, nbgrader_api
     from ..grading._grade import _release_notebooks
