@@ -123,6 +123,28 @@ def test_the_readme_lists_every_lecture_with_its_exercise_colab_links_and_times(
         assert cells[5] == f"{_minutes(ROOT / exercise)} min", (exercise, cells[5])
 
 
+def test_the_chinese_readme_starts_with_the_learner_and_lists_the_chinese_lectures():
+    """zh/README.md: what you need, the two commands, then every Chinese lecture and exercise
+    with its Colab link (the zh/ files) and the English table's times."""
+    text = (ROOT / "zh" / "README.md").read_text(encoding="utf-8")
+    assert text.index("**你需要：**") < text.index(readme_command("setup")) < text.index("## 讲义")
+    assert "gather-course start --lang zh" in text
+    build = website_build()
+    colab = build.colab_url(build.repository(ROOT), build.release_tag(ROOT), "zh/")
+    rows = [line for line in text.splitlines() if re.match(r"\| 0\d \|", line)]
+    english = (ROOT / "README.md").read_text(encoding="utf-8").split("<!-- lectures -->", 1)[1]
+    minutes = re.findall(r"\| (\d+) min \|", english.split("\n\n", 1)[0])
+    lectures = sorted(p.name for p in (ROOT / "zh" / "notebooks").glob("*.ipynb"))
+    assert len(rows) == len(lectures) == 6
+    for row, name, (lecture_min, exercise_min) in zip(rows, lectures, zip(*[iter(minutes)] * 2)):
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        exercise = re.search(r"\((exercises/[\w/]+\.ipynb)\)", cells[4])[1]
+        assert f"](notebooks/{name})（[Colab]({colab}notebooks/{name})）" in cells[1], row
+        assert f"]({exercise})（[Colab]({colab}{exercise})）" in cells[4], row
+        assert (ROOT / "zh" / exercise).is_file(), exercise
+        assert (cells[3], cells[5]) == (f"{lecture_min} 分钟", f"{exercise_min} 分钟"), row
+
+
 def test_notebooks_use_public_names_only():
     """Lectures, solutions and exercises (every edition) import the package's public names."""
     private = re.compile(r"\bgather_course(?:\.\w+)*\._\w|\bfrom \.|\b_check\b|\b_grading\b")
