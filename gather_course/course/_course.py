@@ -94,13 +94,24 @@ def nbgrader_api(root: Path, **config: Any) -> Iterator[Any]:
     for key, value in config.items():
         section, name = key.split(".")
         setattr(cfg[section], name, value)
-    old_path, old_cwd = os.environ.get("PATH", ""), os.getcwd()
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + old_path
+    old_cwd = os.getcwd()
     os.chdir(root)  # (contextlib.chdir needs Python 3.11)
     try:
-        yield NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
+        with alembic_on_path():
+            yield NbGraderAPI(coursedir=CourseDirectory(config=cfg), config=cfg)
     finally:
         os.chdir(old_cwd)
+
+
+@contextlib.contextmanager
+def alembic_on_path() -> Iterator[None]:
+    """This interpreter's scripts first on PATH, meanwhile: nbgrader's gradebook runs
+    ``alembic`` from PATH to upgrade an old database."""
+    old_path = os.environ.get("PATH", "")
+    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + old_path
+    try:
+        yield
+    finally:
         os.environ["PATH"] = old_path
 
 

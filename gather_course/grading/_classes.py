@@ -21,16 +21,14 @@ it they hold a stub, and the sources are not run.
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _catalog, edition
-from ..course._course import RELEASE, SOURCE, assignments, release
+from ..course._course import RELEASE, SOURCE, alembic_on_path, assignments, release
 from ..questions import exercise
 from ..questions._classroom import class_key, roster_tag
 from ..questions._question import Question
@@ -200,13 +198,8 @@ def gradebook_roster(target: Path, course: Path) -> list[str]:
     url = cfg.CourseDirectory.get("db_url") or f"sqlite:///{target / 'gradebook.db'}"
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///") :]).is_file():
         return []
-    old_path = os.environ.get("PATH", "")  # nbgrader runs alembic from PATH on an old one
-    os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + old_path
-    try:
-        with Gradebook(url) as gb:
-            return sorted(s.id for s in gb.students)
-    finally:
-        os.environ["PATH"] = old_path
+    with alembic_on_path(), Gradebook(url) as gb:
+        return sorted(s.id for s in gb.students)
 
 
 def own_variants(root: Path, released: dict[str, Any]) -> Callable[[str], dict[str, str] | None]:
