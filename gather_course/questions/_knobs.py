@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,11 +55,25 @@ class Variant:
 
     def text(self, tr: Callable[[str], str] = _) -> str:
         """The task in the language of ``tr`` (a catalog's gettext; ``_`` by default)."""
-        values = {**self.slots, **{k: tr(w).format(**self.slots) for k, w in self.words.items()}}
-        text = tr(self.template).format(**values)
-        for note in self.notes:  # after a full stop, with a space unless it is a CJK one
-            text += ("" if text.endswith("。") else " ") + tr(note).format(**values)
-        return text
+        return self.with_notes(tr(self.template).format(**self.values(tr)), tr)
+
+    def values(self, tr: Callable[[str], str] = _) -> dict[str, str]:
+        """What the variant's texts are formatted with: the slots, and the words in ``tr``'s
+        language."""
+        return {**self.slots, **{k: tr(w).format(**self.slots) for k, w in self.words.items()}}
+
+    def with_notes(self, text: str, tr: Callable[[str], str] = _) -> str:
+        """``text``, then the variant's notes in ``tr``'s language."""
+        values = self.values(tr)
+        return sentences([text, *(tr(note).format(**values) for note in self.notes)])
+
+
+def sentences(texts: Iterable[str]) -> str:
+    """Sentences one after another: after a CJK full stop nothing, else a space."""
+    joined = ""
+    for text in texts:
+        joined += ("" if not joined or joined.endswith("。") else " ") + text
+    return joined
 
 
 @dataclass(frozen=True)

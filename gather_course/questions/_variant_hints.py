@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._i18n import N_
-from ._knobs import COUNTING_EXPR, Family, Variant
+from ._knobs import COUNTING_EXPR, Family, Variant, sentences
 
 _CHANGE = N_("`{knob}`: `{choice}` instead of `{public}`")
 _DIFFERS = N_("Your variant differs from the public question `{qid}` in {changes}.")
@@ -115,12 +115,10 @@ def variant_hints(
     tr: Callable[[str], str],
 ) -> tuple[str, ...]:
     """The three hints of the variant ``params`` of ``qid``, in the language of ``tr``."""
-    values = {**v.slots, **{k: tr(w).format(**v.slots) for k, w in v.words.items()}}
+    values = v.values(tr)
     changed = [(k, c, family.knobs[k][0]) for k, c in params.items() if c != family.knobs[k][0]]
     changes = tr("; ").join(tr(_CHANGE).format(knob=k, choice=c, public=p) for k, c, p in changed)
-    first = tr(_DIFFERS).format(qid=qid, changes=changes)
-    for note in v.notes:  # as the task says them
-        first += ("" if first.endswith("。") else " ") + tr(note).format(**values)
+    first = v.with_notes(tr(_DIFFERS).format(qid=qid, changes=changes), tr)  # as the task says
     if "formula" in v.slots:
         second = tr(_FORMULA).format(formula=v.slots["formula"])
     elif "reference" in v.slots:
@@ -132,6 +130,5 @@ def variant_hints(
         text = step_text(k, c)
         expr = COUNTING_EXPR.get(c, "").format(i="i", n="n")
         steps.append(tr(text).format(**values, choice=c, public=p, expr=expr))
-    sep = "" if steps and steps[0].endswith("。") else " "
-    third = tr(_STEPS).format(steps=sep.join(steps))
+    third = tr(_STEPS).format(steps=sentences(steps))
     return (first, second, third)
