@@ -478,14 +478,7 @@ def check_pages(site: Path, root: Path) -> list[str]:
                 problems.append(f"{lang}: lecture {name} has no page (expected {rel})")
                 continue
             html = page.read_text(encoding="utf-8", errors="replace")
-            for needle, what in (
-                ('class="gc-switch', "the language switch"),
-                ("https://mybinder.org/v2/gh/", "the Binder link"),
-                ("https://colab.research.google.com/github/", "the Colab link"),
-                ('class="gc-download"', "the .ipynb download"),
-            ):
-                if needle not in html:
-                    problems.append(f"{rel}: {what} is missing")
+            problems += _bar_missing(rel, html, "https://colab.research.google.com/github/")
             if not (page.parent / f"{name}.ipynb").is_file():
                 problems.append(f"{rel}: its download {name}.ipynb is missing")
         for path, stored in exercise_pages(root, lang):
@@ -495,6 +488,21 @@ def check_pages(site: Path, root: Path) -> list[str]:
     ]
     problems += [f"{p.relative_to(site)}: solutions must not be published" for p in published]
     return problems
+
+
+def _bar_missing(rel: str, html: str, colab: str, to: str = "") -> list[str]:
+    """What a notebook page's bar lacks: the language switch, the Binder link, the Colab link
+    (``colab`` is what it must hold; ``to`` says where it opens) and the .ipynb download."""
+    return [
+        f"{rel}: {what} is missing"
+        for needle, what in (
+            ('class="gc-switch', "the language switch"),
+            ("https://mybinder.org/v2/gh/", "the Binder link"),
+            (colab, f"the Colab link{to}"),
+            ('class="gc-download"', "the .ipynb download"),
+        )
+        if needle not in html
+    ]
 
 
 def _check_exercise_page(site: Path, root: Path, lang: str, path: str, stored: str) -> list[str]:
@@ -507,16 +515,7 @@ def _check_exercise_page(site: Path, root: Path, lang: str, path: str, stored: s
         return [f"{lang}: exercise {path} has no page (expected {rel})"]
     html = page.read_text(encoding="utf-8", errors="replace")
     colab = colab_url(repository(root), release_tag(root), stored)
-    problems = [
-        f"{rel}: {what} is missing"
-        for needle, what in (
-            ('class="gc-switch', "the language switch"),
-            (f'href="{colab}"', f"the Colab link (to {stored})"),
-            ("https://mybinder.org/v2/gh/", "the Binder link"),
-            ('class="gc-download"', "the .ipynb download"),
-        )
-        if needle not in html
-    ]
+    problems = _bar_missing(rel, html, f'href="{colab}"', f" (to {stored})")
     download = page.with_suffix(".ipynb")
     if not download.is_file():
         problems.append(f"{rel}: its download {download.name} is missing")
