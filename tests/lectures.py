@@ -1,5 +1,5 @@
 """What the claim tests of the lectures share: a lecture's cells, what a cell printed, its
-prose, and the source articles (tests/test_lecture_claims.py, test_lectures_03_05_claims.py)."""
+prose, and the source articles (the lectures' claim tests)."""
 
 from __future__ import annotations
 

@@ -109,13 +109,18 @@ def _worker_runs(monkeypatch, code: str) -> None:
     monkeypatch.setattr(_sandbox, "_worker_argv", lambda: [sys.executable, "-I", "-c", code])
 
 
+def _check_refused() -> str:
+    """What ``check`` on a solved notebook says when its worker cannot start."""
+    with pytest.raises(GraderBroken) as caught:
+        check_notebook(SOLVED)
+    return str(caught.value)
+
+
 def test_a_worker_sigkilled_as_it_starts_names_the_out_of_memory_killer(monkeypatch, level):
     """What the kernel's OOM killer does to a worker importing torch: SIGKILL, no word said.
     (Under bubblewrap the grader sees bwrap's exit status, 128 + 9.)"""
     _worker_runs(monkeypatch, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
-    with pytest.raises(GraderBroken) as caught:
-        check_notebook(SOLVED)
-    said = str(caught.value)
+    said = _check_refused()
     assert said.startswith(
         "the grading worker was killed as it started (ended: killed by signal SIGKILL), most "
         "often by the kernel's out-of-memory killer"
@@ -128,9 +133,7 @@ def test_a_worker_sigkilled_as_it_starts_names_the_out_of_memory_killer(monkeypa
 
 def test_a_worker_out_of_memory_as_it_starts_says_so(monkeypatch, level):
     _worker_runs(monkeypatch, "bytearray(1 << 62)")  # more than any machine: MemoryError
-    with pytest.raises(GraderBroken) as caught:
-        check_notebook(SOLVED)
-    assert str(caught.value) == (
+    assert _check_refused() == (
         "the grading worker ran out of memory while starting (MemoryError); free memory or "
         "grade with fewer --jobs."
     )
@@ -145,9 +148,7 @@ def test_a_sandbox_that_refuses_the_worker_says_what_to_do(monkeypatch, tmp_path
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(_sandbox, "isolation", lambda: Isolation(SANDBOX, "probed before"))
-    with pytest.raises(GraderBroken) as caught:
-        check_notebook(SOLVED)
-    said = str(caught.value)
+    said = _check_refused()
     assert said.startswith(
         "the sandbox refused to start the grading worker (bwrap: setting up uid map: "
         "Permission denied)."

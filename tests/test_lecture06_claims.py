@@ -17,24 +17,14 @@ import pytest
 import torch
 from torch.autograd.gradcheck import GradcheckError
 
+from tests.lectures import flat, printed, prose
+
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "06_gather_and_friends.ipynb"
 
 
 @pytest.fixture(scope="module")
 def cells():
     return {c.id: c for c in nbformat.read(NB, as_version=4).cells}
-
-
-def printed(cell):
-    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
-
-
-def prose(cells):
-    return "\n".join(c.source for c in cells.values() if c.cell_type == "markdown")
-
-
-def flat(text):
-    return " ".join(text.split())
 
 
 def operators(fn):
@@ -89,7 +79,7 @@ def test_the_lecture_shows_both_cases_and_says_which_wraps(cells):
         "with size 20\n"
         "index 20, dim=1:  [0.0, 5.0, 10.0, 15.0]\n"
     )
-    text = flat(prose(cells))
+    text = flat(prose("06_gather_and_friends"))
     assert "`take_along_dim` never asserts" not in text
     assert "`take_along_dim` with a `dim` never asserts: it wraps" in text
     assert "`take_along_dim` with a `dim` wraps every index, negative or too large" in text
@@ -130,7 +120,7 @@ def test_gradcheck_gives_the_same_verdicts_as_the_lecture_s_check(cells):
     wrong, _ = _custom_gather_cell(cells, wrong=True)
     with pytest.raises(GradcheckError):
         torch.autograd.gradcheck(lambda t: wrong["CustomGather"].apply(t, 1, wrong["i"]), (a,))
-    text = flat(prose(cells))
+    text = flat(prose("06_gather_and_friends"))
     assert (
         "`torch.autograd.gradcheck(lambda t: CustomGather.apply(t, 1, i), (a,))` makes this "
         "comparison for each output element separately" in text
@@ -201,7 +191,7 @@ def test_the_lecture_prints_what_is_kept_and_says_it(cells):
         "LeanGather's gradient equals gather's: True",
     ):
         assert line in out, line
-    text = flat(prose(cells))
+    text = flat(prose("06_gather_and_friends"))
     assert "Built-in gather already has this backward" not in text
     assert (
         "Built-in `gather` keeps its input: its backward node, `GatherBackward0`, holds "
@@ -215,7 +205,7 @@ def test_the_lecture_prints_what_is_kept_and_says_it(cells):
 
 
 def test_the_prose_states_no_time_ratio_or_speed_measured_elsewhere(cells):
-    text = prose(cells)
+    text = prose("06_gather_and_friends")
     assert not re.search(r"\d\s*(?:s|ms|µs|ns)\b", text), "a duration in the prose"
     assert not re.search(r"\d\s*×", text), "a ratio in the prose"
     assert "249" not in text and "40,783" not in text and "TF32" not in text
@@ -240,7 +230,7 @@ def _new_modules(*statements: str) -> list[list[str]]:
 
 
 def test_what_the_lecture_says_imports_the_compiler_does_and_its_alternatives_do_not(cells):
-    text = flat(prose(cells))
+    text = flat(prose("06_gather_and_friends"))
     assert "so it imports the compiler, hundreds of modules, where" in text
     assert "the former imports the compiler, `torch._inductor` (hundreds of modules)" in text
     debug_mode, old_profiler, switch = _new_modules(
@@ -257,7 +247,9 @@ def test_what_the_lecture_says_imports_the_compiler_does_and_its_alternatives_do
 def test_the_docs_say_what_the_lecture_quotes_about_deterministic_speed(cells):
     doc = flat(torch.use_deterministic_algorithms.__doc__)
     assert "deterministic operations tend to have worse performance" in doc
-    assert '(the docs warn that they "tend to have worse performance")' in flat(prose(cells))
+    assert '(the docs warn that they "tend to have worse performance")' in flat(
+        prose("06_gather_and_friends")
+    )
 
 
 def python_loop(x, index):  # the timing cell's loop
@@ -276,7 +268,9 @@ def test_the_python_loop_runs_several_operations_per_pick_and_the_others_one_pas
     cols = index[0]
     assert "aten::index" in operators(lambda: x[:, cols])
     assert "aten::index_select" in operators(lambda: x.index_select(1, cols))
-    assert "several small tensor operations per output element" in flat(prose(cells))
+    assert "several small tensor operations per output element" in flat(
+        prose("06_gather_and_friends")
+    )
 
 
 # -- 5. the timing cell: four ways and more on one selection, words from its own numbers -------

@@ -63,22 +63,28 @@ def test_the_wheel_ships_the_package_and_no_tests(wheel_text):
     assert not any(name.startswith("tests/") or "variant_solutions" in name for name in wheel_text)
 
 
-def test_no_class_variants_answer_line_is_in_the_wheel(wheel_text):
-    """Every line of every variant's answer that does the work, and that no public solution
-    (the lectures teach them) shares, is nowhere in the wheel."""
-    shipped = _squeeze("\n".join(wheel_text.values()))
+def _variant_answer_lines():
+    """(qid, the variant's params, a line, that line squeezed) for every line of every
+    variant's answer that does the work and that no public solution (the lectures teach
+    them) shares."""
     taught = _squeeze("\n".join(exercise(q).solution_code for q in exercise_ids()))
-    checked = 0
     for qid in exercise_ids():
         public = exercise(qid)
-        if not public.family:
-            continue
-        for params in public.family.every()[1:]:
+        for params in public.family.every()[1:] if public.family else []:
             for line in solution_code(qid, params).splitlines():
                 code = _squeeze(line.split("#")[0])
                 if WORK.search(line) and code not in taught and len(code) > 12:
-                    assert code not in shipped, (qid, params, line)
-                    checked += 1
+                    yield qid, params, line, code
+
+
+def test_no_class_variants_answer_line_is_in_the_wheel(wheel_text):
+    """Every line of every variant's answer that does the work, and that no public solution
+    shares, is nowhere in the wheel."""
+    shipped = _squeeze("\n".join(wheel_text.values()))
+    checked = 0
+    for qid, params, line, code in _variant_answer_lines():
+        assert code not in shipped, (qid, params, line)
+        checked += 1
     assert checked > 100
 
 
@@ -86,18 +92,12 @@ def test_no_class_variants_answer_line_is_in_the_hints_the_package_makes():
     """A variant's hints are made at run time from its knobs (in every language): none holds
     a line of any variant's answer that does the work (the templates are in the wheel, and
     the test above finds no answer line in them; this looks at what they become)."""
-    taught = _squeeze("\n".join(exercise(q).solution_code for q in exercise_ids()))
     checked = 0
-    for qid in exercise_ids():
-        public = exercise(qid)
-        for params in public.family.every()[1:] if public.family else []:
-            hints = _squeeze("\n".join(exercise(qid, public.family.name(params)).hints))
-            hints = hints.replace("`", "")
-            for line in solution_code(qid, params).splitlines():
-                code = _squeeze(line.split("#")[0])
-                if WORK.search(line) and code not in taught and len(code) > 12:
-                    assert code not in hints, (qid, params, line)
-                    checked += 1
+    for qid, params, line, code in _variant_answer_lines():
+        name = exercise(qid).family.name(params)
+        hints = _squeeze("\n".join(exercise(qid, name).hints)).replace("`", "")
+        assert code not in hints, (qid, params, line)
+        checked += 1
     assert checked > 100
 
 
