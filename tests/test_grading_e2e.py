@@ -326,7 +326,16 @@ def test_a_typical_wrong_answer_loses_exactly_its_points(graded, assignment):
             ("wrong_odd", "wrong_even") if i % 2 == 0 else ("wrong_even", "wrong_odd")
         )
         assert float(rows[wrong_in][test]) == 0, (qid, rows[wrong_in])
-        assert float(rows[right_in][test]) == points, (qid, rows[right_in])
+        assert float(rows[right_in][test]) == points, _verdict(root, assignment, right_in, test)
+
+
+def _verdict(root: Path, assignment: str, student: str, test: str) -> str:
+    """What the autograded notebook of ``student`` says under test cell ``test``."""
+    nb = nbformat.read(root / "autograded" / student / assignment / f"{assignment}.ipynb", 4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == test:
+            return "\n".join(str(o.get("text") or o.get("evalue") or o) for o in cell.outputs)
+    return f"no cell {test} in the autograded notebook of {student}"
 
 
 def _lost_only_first(rows, student):

@@ -76,14 +76,17 @@ class _TimingConstraint:
             return self.baseline(exercise(q.qid), seed)
         key = _baseline_key(q)
         with _BASELINE_LOCKS.setdefault(key, threading.Lock()):  # once for all referees
-            for _attempt in (1, 2):
-                if key in _BASELINES:
+            runs: list[float] = []
+            for _attempt in range(_BASELINE_RUNS + 1):  # one failed run may be measured again
+                if key in _BASELINES or len(runs) == _BASELINE_RUNS:
                     break
                 measured = self._growth(_reference_cells(q), q, seed)[0]
                 if math.isfinite(measured) and measured > 0:
-                    _BASELINES[key] = measured  # never a failed one: it would judge everyone
+                    runs.append(measured)  # never a failed one: it would judge everyone
                 else:
                     self.close()  # measure it again on a fresh worker
+            if runs and key not in _BASELINES:
+                _BASELINES[key] = min(runs)  # a run the machine slowed down is not the solution
             if key not in _BASELINES:
                 raise NotGraded(
                     f"the grader could not time the course's solution of {q.qid} (a worker "
@@ -98,7 +101,14 @@ class _TimingConstraint:
         factor = q.timing_factor
         if q.variant_name != "public":
             factor += _variant_extra(q, seed)
-        got, last = self._growth(sub.cells, q, seed, cpu_cap=_CAP_MARGIN * factor * ref)
+        cap = _CAP_MARGIN * factor * ref
+        got, last = self._growth(sub.cells, q, seed, cpu_cap=cap)
+        for _again in range(_CONFIRM):  # too slow must repeat: one run can be the machine's
+            if not got > factor * ref:  # within the limit, or a thread, or a failed run
+                break
+            again, again_last = self._growth(sub.cells, q, seed, cpu_cap=cap)
+            if 0 <= again < got:
+                got, last = again, again_last
         if got < 0:
             raise _Failure(
                 Tier.NOT_VECTORIZED,
@@ -191,6 +201,12 @@ class _TimingConstraint:
 _BASELINES: dict[str, float] = {}
 _BASELINE_LOCKS: dict[str, threading.Lock] = {}
 _CAP_MARGIN = 1.5  # a timing job is stopped past 1.5 x the limit: its verdict is known
+# CPU time is not the same on every run: a virtual machine's host can take the processor
+# mid-call and charge the pause to it. So the baseline is the fastest of two runs, and an
+# answer over the limit is measured again, up to twice, before it loses the question: only
+# the fastest run counts. (Each run is a fresh job on the same secret input, /tmp wiped.)
+_BASELINE_RUNS = 2
+_CONFIRM = 2
 _SOLUTIONS: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
 
 
