@@ -392,7 +392,7 @@ def test_one_slow_timing_run_is_no_verdict_but_a_slow_answer_always_is(referee):
         referee._growth = paused(0)
         assert _judge(referee, qid, solution).passed and len(runs) == 1  # no run spent
         runs.clear()
-        referee._growth = paused(_timing._CONFIRM)  # every run but the last one paused
+        referee._growth = paused(_timing._CONFIRM)  # every run but the last paused
         result = _judge(referee, qid, solution)
         assert result.passed, str(result)
         assert len(runs) == 1 + _timing._CONFIRM
