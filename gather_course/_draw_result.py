@@ -78,7 +78,9 @@ def _draw_expected_vs_got(
         a.set_xticks([c + 0.5 for c in range(cols)], [str(c) for c in range(cols)])
         a.set_yticks([r + 0.5 for r in range(rows)], [str(r) for r in range(rows)])
         a.tick_params(length=0, labelsize=8)
-        a.set_title(f"{title}: {name}{where}", fontsize=10, **font)
+        a.set_title(
+            _fig("{key}: {value}").format(key=title, value=name + where), fontsize=10, **font
+        )
     fig.suptitle(
         _fig("{wrong} wrong (red) of {total}").format(wrong=int(wrong.sum()), total=wrong.numel()),
         fontsize=10,

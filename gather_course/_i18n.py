@@ -22,7 +22,7 @@ import functools
 import gettext
 import io
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from importlib.resources import files
 from typing import Any
 
@@ -125,3 +125,12 @@ def _(message: str) -> str:
 def N_(message: str) -> str:  # gettext's name for "mark now, translate later"
     """Mark ``message`` for translation without translating it (labels kept in English)."""
     return message
+
+
+def listed(items: Iterable[str]) -> str:
+    """Items of a list inside a sentence, in the learner's language: ``a, b`` (``a、b``).
+
+    >>> listed(["a", "b"]) if language() == "en" else "a, b"
+    'a, b'
+    """
+    return _(", ").join(items)

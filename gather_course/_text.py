@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
@@ -68,6 +68,18 @@ def pad(text: str, columns: int) -> str:
     ('通过  |', 'FAILED|')
     """
     return text + " " * max(0, columns - _columns(text))
+
+
+def sentences(texts: Iterable[str]) -> str:
+    """Sentences one after another: after a Chinese full stop (。？！) nothing, else a space.
+
+    >>> sentences(["Stuck?", "Ask."]), sentences(["卡住了？", "问一下。", "Then run."])
+    ('Stuck? Ask.', '卡住了？问一下。Then run.')
+    """
+    joined = ""
+    for text in texts:
+        joined += ("" if not joined or joined.endswith(("。", "？", "！")) else " ") + text
+    return joined
 
 
 def wrap(text: str, width: int, indent: str = "") -> list[str]:

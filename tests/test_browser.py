@@ -600,8 +600,8 @@ def test_a_chinese_exercise_speaks_chinese_without_any_setting(lab, page):
     setup, answer, test = ids["setup"], ids["pick_per_row"], ids["test_pick_per_row"]
     nb.run_cell(setup)
     shown = answer_and_test(nb, answer, test, WRONG_PICK, "zh_basics_wrong_answer")
-    assert "❌ 不正确 (basics.pick_per_row)" in shown, f"no Chinese verdict:\n{shown}"
+    assert "❌ 不正确（basics.pick_per_row）" in shown, f"no Chinese verdict:\n{shown}"
     assert "期望值" in shown and "Incorrect" not in shown, shown
     assert_no_library_frames(shown, "the Chinese verdict")
     # Validate answers in the notebook's language too, summary first
-    validate_shows_the_verdict_first(nb, "不正确 (basics.pick_per_row)", "3 道题中通过 0 道")
+    validate_shows_the_verdict_first(nb, "不正确（basics.pick_per_row）", "3 道题中通过 0 道")

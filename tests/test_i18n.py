@@ -236,12 +236,20 @@ def test_a_verdict_in_each_language(monkeypatch):
         return x[:, : cols.shape[1]]
 
     monkeypatch.delenv(LANG_ENV, raising=False)
-    english = str(exercise("basics.pick_per_row").check(wrong))
-    assert english.startswith("❌ Incorrect (basics.pick_per_row)") and "  expected: " in english
+    result = exercise("basics.pick_per_row").check(wrong)
+    english, markdown = str(result), result._repr_markdown_()
+    assert english.startswith("❌ Incorrect (basics.pick_per_row): ") and "  expected: " in english
+    assert markdown.startswith("❌ **Incorrect** (`basics.pick_per_row`): ")
+    assert "\n- **expected:** " in markdown and "hint. `.check(" in markdown
     monkeypatch.setenv(LANG_ENV, "zh")
-    chinese = str(exercise("basics.pick_per_row").check(wrong))
-    assert chinese.startswith("❌ 不正确 (basics.pick_per_row)") and "  期望值: " in chinese
+    result = exercise("basics.pick_per_row").check(wrong)
+    chinese, markdown = str(result), result._repr_markdown_()
+    assert chinese.startswith("❌ 不正确（basics.pick_per_row）：") and "  期望值：" in chinese
+    assert markdown.startswith("❌ **不正确**（`basics.pick_per_row`）：")
+    assert "\n- **期望值：**" in markdown and "提示。`.check(" in markdown  # no space after 。
     assert "卡住了" in chinese and "Stuck?" not in chinese
+    passed = str(exercise("basics.pick_per_row").check(lambda x, cols: x.gather(1, cols)))
+    assert "（随机形状、大小为 1 的维度、" in passed, passed  # a list in a sentence: 、
     assert _catalog("zh").gettext("Correct") == "正确"
 
 
@@ -283,7 +291,9 @@ def test_hints_and_tasks_in_chinese(monkeypatch):
     q = exercise("basics.pick_per_row")
     monkeypatch.setenv(LANG_ENV, "zh")
     hint, task = str(q.hint(1)), q._repr_markdown_()
-    assert hint.startswith("**提示 1/") and CJK.search(hint.split("):", 1)[1])
+    assert hint.startswith("**提示 1/3**（`basics.pick_per_row`）：") and CJK.search(
+        hint.split("）：", 1)[1]
+    )
     assert "编写 `pick_per_row(x, cols)`" in task and "**约束**：" in task
     assert q.hints[0] not in hint and q.task not in task  # the English texts are gone
 

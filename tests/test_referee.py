@@ -17,6 +17,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 from gather_course import CheckResult, exercise, exercise_ids
 from gather_course import Tier as T
+from gather_course._i18n import speaking
 from gather_course.grading import _scan
 from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import SANDBOX, Worker, isolation
@@ -225,6 +226,17 @@ def test_the_worker_cannot_see_the_course_or_reach_the_network(referee):
     assert (ROOT / "pyproject.toml").read_bytes() == before
 
 
+def test_where_an_error_happened_is_said_in_the_learners_language(referee):
+    raising = "def pick_per_row(x, cols):\n    y = x + 1\n    raise ValueError('mine')\n"
+    result = _judge(referee, "basics.pick_per_row", [PICK, raising])
+    assert ("where", "line 3: raise ValueError('mine')") in result.details, str(result)
+    with speaking("zh"):
+        result = _judge(referee, "basics.pick_per_row", [PICK, raising])
+        text = str(result)
+    assert "  出错位置：第 3 行：raise ValueError('mine')" in text, text
+    assert text.startswith("❌ 不正确（basics.pick_per_row）：你的函数抛出了 ValueError"), text
+
+
 def test_endless_loops_memory_bombs_and_leftover_processes(referee):
     referee.call_limit = 2
     try:
@@ -237,6 +249,9 @@ def _limits(referee):
     loop = "def pick_per_row(x, cols):\n    while True:\n        pass\n"
     result = _judge(referee, "basics.pick_per_row", [PICK, loop], secret=None)
     assert result.tier == T.EXCEPTION and "longer than 2 s" in result.headline, str(result)
+    with speaking("zh"):  # the job sends the limit; the referee words it for the learner
+        result = _judge(referee, "basics.pick_per_row", [PICK, loop], secret=None)
+    assert "运行超过了 2 秒，已被停止" in result.headline, str(result)
     bomb = "def pick_per_row(x, cols):\n    return torch.empty(10**11)\n"
     result = _judge(referee, "basics.pick_per_row", [PICK, bomb], secret=None)
     assert result.tier == T.EXCEPTION, str(result)

@@ -266,11 +266,10 @@ def _verdict_lines(path) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize(
-    "path",
-    sorted([*(ZH / "notebooks").glob("*.ipynb"), *(ZH / "solutions").glob("*/*.ipynb")]),
-    ids=lambda p: p.relative_to(ZH).as_posix(),
-)
+ZH_RUN = sorted([*(ZH / "notebooks").glob("*.ipynb"), *(ZH / "solutions").glob("*/*.ipynb")])
+
+
+@pytest.mark.parametrize("path", ZH_RUN, ids=lambda p: p.relative_to(ZH).as_posix())
 def test_the_chinese_editions_stored_verdicts_are_chinese(path):
     """Its outputs are its own run, in Chinese: no verdict line in English alone."""
     english = [line for line in _verdict_lines(path) if not _CJK.search(line)]
@@ -302,6 +301,55 @@ def test_chinese_prose_uses_chinese_punctuation():
     assert not found, "ASCII punctuation in Chinese prose (，；：？！):\n" + "\n".join(found)
     assert _ASCII_MARK.search(_own_prose("这是一句话,没有用中文逗号。"))
     assert not _ASCII_MARK.search(_own_prose("文章写道：「用法:如下」。`a,b`"))
+
+
+# in a line of Chinese output: ASCII punctuation after or before a Chinese character, an
+# ASCII bracket opening after one (a shape's numbers excepted), "): ", a space before ，。；：
+_ASCII_IN_OUTPUT = re.compile(
+    r"[\u4e00-\u9fff][,;:?!]|[,;?!]\s*[\u4e00-\u9fff]|[\u4e00-\u9fff]\**\s?\((?![\d-])|\): | [，。；：]"
+)
+
+
+def _chinese_output_lines(path) -> list[str]:
+    """Every line of a notebook's stored outputs with Chinese in it, each code span as C."""
+    lines = []
+    for cell in nbformat.read(path, 4).cells:
+        for out in cell.get("outputs", []):
+            texts = [out.get("text", "")] + [
+                v if isinstance(v, str) else "".join(v)
+                for k, v in out.get("data", {}).items()
+                if k in ("text/plain", "text/markdown")
+            ]
+            lines += [re.sub(r"`[^`]*`", "C", line) for t in texts for line in t.splitlines()]
+    return [line for line in lines if _CJK.search(line)]
+
+
+@pytest.mark.parametrize("path", ZH_RUN, ids=lambda p: p.relative_to(ZH).as_posix())
+def test_the_chinese_editions_outputs_use_chinese_punctuation(path):
+    """What check, hints and the lecture's own prints say in Chinese: （）：、 not ( ): ,"""
+    found = [line for line in _chinese_output_lines(path) if _ASCII_IN_OUTPUT.search(line)]
+    assert not found, f"{path.relative_to(ROOT)}: ASCII punctuation in Chinese output: {found[:3]}"
+
+
+def test_the_output_punctuation_scan_is_not_blind():
+    flagged = [
+        "❌ 不正确 (basics.pick_per_row): 期望 `out` 的形状为 [3, 2]",
+        "  测试用例: 随机形状",
+        "expand：步长 (4, 1, 0) ，存储字节数 32",
+        "**提示 1/3** (`basics.pick_per_row`): 每一行保持自己的行号",
+        "**每行各取一个** (`basics.pick_per_row`)",
+    ]
+    fine = [
+        "❌ 不正确（basics.pick_per_row）：期望",
+        "编码器输入 (1, 4, 192)  解码器输入 (1, 16, 192)",
+        "编写 `f(x, i)`：`x` 为 `[B, L]`，返回",
+    ]
+
+    def strip(lines):
+        return [re.sub(r"`[^`]*`", "C", line) for line in lines]
+
+    assert all(_ASCII_IN_OUTPUT.search(line) for line in strip(flagged))
+    assert not any(_ASCII_IN_OUTPUT.search(line) for line in strip(fine))
 
 
 def test_the_retired_words_check_is_not_blind():

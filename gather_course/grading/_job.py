@@ -83,7 +83,7 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
     limit = float(header["call_limit"]) * 0.9  # ours first; the supervisor's is the backstop
 
     def too_long(signum: int, frame: Any) -> None:
-        raise TookTooLong(f"it ran longer than {header['call_limit']:g} s and was stopped")
+        raise TookTooLong(f"{header['call_limit']:g}")  # the limit: the referee words it
 
     signal.signal(signal.SIGALRM, too_long)
     cells = []
@@ -165,15 +165,16 @@ class TookTooLong(BaseException):
 
 def _describe(exc: BaseException) -> dict:
     lines = str(exc).strip().splitlines()
-    where = ""
+    line, code = 0, ""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         if frame.filename.startswith("<cell"):
-            where = f"line {frame.lineno}: {(frame.line or '').strip()}"
+            line, code = frame.lineno or 0, (frame.line or "").strip()
             break
     return {
         "type": type(exc).__name__,
         "message": lines[0][:1000] if lines else "",
-        "where": where,
+        "line": line,
+        "code": code,
         "not_implemented": isinstance(exc, NotImplementedError),
     }
 

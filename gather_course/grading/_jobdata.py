@@ -124,11 +124,14 @@ def _cut(text: str, n: int) -> str:
 
 
 def _learner_error(e: dict) -> dict:
-    """An error the worker described, bounded: type, message, where, not implemented."""
+    """An error the worker described, bounded: type, message, line and its code, not
+    implemented."""
+    line = e.get("line")
     return {
         "type": str(e.get("type", "Error"))[:80],
         "message": _cut(str(e.get("message", "")), MESSAGE_CHARS),
-        "where": _cut(str(e.get("where", "")), MESSAGE_CHARS),
+        "line": line if type(line) is int and 0 < line < 10**6 else 0,
+        "code": _cut(str(e.get("code", "")), MESSAGE_CHARS),
         "not_implemented": bool(e.get("not_implemented")),
     }
 
@@ -139,7 +142,6 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
             error={
                 "type": "GradingError",
                 "message": _("no result came back"),
-                "where": "",
                 "not_implemented": False,
             }
         )
@@ -150,7 +152,6 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
             error={
                 "type": "NameError",
                 "message": _("the function is not defined (was its cell deleted or renamed?)"),
-                "where": "",
                 "not_implemented": False,
             }
         )
@@ -159,7 +160,6 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
             error={
                 "type": "TypeError",
                 "message": _("it is not a function but {what}").format(what=raw["not_callable"]),
-                "where": "",
                 "not_implemented": False,
             }
         )

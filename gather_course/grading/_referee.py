@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from .._answer_api import OUTSIDE
-from .._i18n import N_, _
+from .._i18n import N_, _, listed
 from .._tier import Tier
 from ..questions import exercise
 from ..questions._cases import Case
@@ -249,9 +249,7 @@ class Referee(_TimingConstraint):
                 _("All {n} test cases pass ({labels}; and {hidden} hidden cases; on cpu).")
                 if hidden
                 else _("All {n} test cases pass ({labels}; on cpu).")
-            ).format(
-                n=len(plan.cases), labels=", ".join(_(label) for label in labels), hidden=hidden
-            ),
+            ).format(n=len(plan.cases), labels=listed(_(label) for label in labels), hidden=hidden),
         )
 
     def _missing_results(

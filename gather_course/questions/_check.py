@@ -16,7 +16,7 @@ import torch
 
 from .._answer_api import BANK_NAMES, OUTSIDE, PUBLIC_MODULES
 from .._errors import GatherCourseError
-from .._i18n import _
+from .._i18n import _, listed
 from .._opcount import _OpCounter
 from .._text import type_name
 from .._tier import Tier
@@ -177,6 +177,6 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
         True,
         Tier.PASSED,
         _("All {n} test cases pass ({labels}; on {devices}).").format(
-            n=len(cases), labels=", ".join(_(label) for label in labels), devices=", ".join(devices)
+            n=len(cases), labels=listed(_(label) for label in labels), devices=", ".join(devices)
         ),
     )

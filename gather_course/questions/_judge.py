@@ -51,17 +51,24 @@ def _shapes(case: Case) -> str:
     )
 
 
-def _learner_line(exc: BaseException) -> str:
-    """The innermost line of the learner's own code in the traceback, if any."""
+def _learner_line(exc: BaseException) -> tuple[int, str]:
+    """The innermost line of the learner's own code in the traceback: (number, text), or
+    (0, "") when there is none."""
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
         if not f.filename.startswith(_PACKAGE_DIR) and "/torch/" not in f.filename
     ]
     if not frames:
+        return 0, ""
+    return frames[-1].lineno or 0, (frames[-1].line or "").strip()
+
+
+def _where(line: int, code: str) -> str:
+    """Where an error happened, in the learner's language: ``line 3: x.gather(...)``."""
+    if not line:
         return ""
-    f = frames[-1]
-    return f"line {f.lineno}: {f.line}" if f.line else f"line {f.lineno}"
+    return _("line {n}: {code}").format(n=line, code=code) if code else _("line {n}").format(n=line)
 
 
 @dataclass
@@ -91,7 +98,7 @@ def _describe(exc: BaseException) -> dict[str, Any]:
     return {
         "type": type(exc).__name__,
         "message": text[0] if text else "",
-        "where": _learner_line(exc),
+        **dict(zip(("line", "code"), _learner_line(exc))),
         "not_implemented": isinstance(exc, NotImplementedError),
     }
 
@@ -118,17 +125,22 @@ def _raise_for_error(case: Case, outcome: Outcome) -> None:
                 "replace the `raise NotImplementedError()` line with your code."
             ),
         )
-    if error.get("type") == "TookTooLong":  # stopped by the grading worker
+    if error.get("type") == "TookTooLong":  # stopped by the grading worker at its limit
+        limit = error["message"]
+        why = (
+            _("it ran longer than {limit} s and was stopped").format(limit=limit)
+            if limit.replace(".", "", 1).isdigit()
+            else _("it ran too long and was stopped")
+        )
         raise _Failure(
             Tier.EXCEPTION,
-            _("Your function did not finish: {why} (an endless loop?).").format(
-                why=error["message"]
-            ),
+            _("Your function did not finish: {why} (an endless loop?).").format(why=why),
             [("case", case.label), ("inputs", _shapes(case))],
         )
     details = [("case", case.label), ("inputs", _shapes(case))]
-    if error.get("where"):
-        details.append(("where", error["where"]))
+    where = _where(error.get("line", 0), error.get("code", ""))
+    if where:
+        details.append(("where", where))
     gather = error.get("gather") or []
     if len(gather) == 3:  # diagnose's verdict on the gather torch refused
         details += [("your call", gather[0]), ("broken rule", gather[1]), ("fix", gather[2])]

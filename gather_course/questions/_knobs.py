@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ import torch
 
 from .._errors import GatherCourseError
 from .._i18n import _
+from .._text import sentences
 from ._cases import noncontig
 
 Inputs = dict[str, Any]
@@ -66,14 +67,6 @@ class Variant:
         """``text``, then the variant's notes in ``tr``'s language."""
         values = self.values(tr)
         return sentences([text, *(tr(note).format(**values) for note in self.notes)])
-
-
-def sentences(texts: Iterable[str]) -> str:
-    """Sentences one after another: after a CJK full stop nothing, else a space."""
-    joined = ""
-    for text in texts:
-        joined += ("" if not joined or joined.endswith("。") else " ") + text
-    return joined
 
 
 @dataclass(frozen=True)

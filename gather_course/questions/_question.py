@@ -237,18 +237,17 @@ class Question:
             )
         head = _("**Hint {n}/{total}**").format(n=n, total=len(self.hints))
         if self.variant_name == "public":
-            return Markdown(f"{head} (`{self.qid}`): {_(self.hints[n - 1])}")
-        # a variant's hints are made from its knobs, in the learner's language (_variant_hints)
-        shown = variant_hints(self.qid, self.family, self.params, self.shown, _)
-        return Markdown(f"{head} (`{self.qid}`): {shown[n - 1]}")
+            text = _(self.hints[n - 1])
+        else:  # made from the variant's knobs, in the learner's language (_variant_hints)
+            text = variant_hints(self.qid, self.family, self.params, self.shown, _)[n - 1]
+        return Markdown(_(_HEADED).format(head=head, qid=self.qid, text=text))
 
     def solution(self) -> Markdown:
         """A reference solution, as text (never run in your namespace)."""
         self._refuse_in_class("solutions")
         self._refuse_for_variant()
-        return Markdown(
-            _("**Solution**") + f" (`{self.qid}`):\n\n```python\n{self.solution_code.strip()}\n```"
-        )
+        head = _(_HEADED).format(head=_("**Solution**"), qid=self.qid, text="").rstrip()
+        return Markdown(f"{head}\n\n```python\n{self.solution_code.strip()}\n```")
 
     def _repr_markdown_(self) -> str:
         constraints = (
@@ -276,7 +275,8 @@ class Question:
                 "`.hint()` gives hints made for it; there is no solution to show."
             )
         )
-        return f"**{_(self.title)}** (`{self.qid}`)\n\n{write}\n\n{constraints}" + check.format(
+        head = _("**{title}** (`{qid}`)").format(title=_(self.title), qid=self.qid)
+        return f"{head}\n\n{write}\n\n{constraints}" + check.format(
             qid=repr(self.qid), name=self.name, variant=self.variant_name
         )
 
@@ -291,6 +291,8 @@ IMPORTS_CONSTRAINT = N_(
     "public helpers (`gather_reference`, `diagnose`, `explain`, `default_device`); the "
     "question bank and its solutions are not there when answers are graded."
 )
+# A hint or a solution under its heading (Chinese punctuation: （）：).
+_HEADED = N_("{head} (`{qid}`): {text}")
 _REGISTRY: dict[str, Question] = {}
 
 

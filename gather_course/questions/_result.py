@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
-from .._text import wrap
+from .._text import sentences, wrap
 from .._tier import Tier
 
 CLASS_ENV = "GATHER_COURSE_CLASS"  # set by a class's JupyterHub: no hints or solutions
@@ -52,6 +52,12 @@ _LABELS = (
     N_("larger input"),
     N_("shift"),
 )
+
+# How a result is laid out; each language has its own punctuation (Chinese: （）：).
+_VERDICT_LINE = N_("{mark} {verdict} ({qid}): {headline}")
+_VERDICT_MD = N_("{mark} **{verdict}** (`{qid}`): {headline}")
+_DETAIL_LINE = N_("{key}: {value}")
+_DETAIL_MD = N_("- **{key}:** {value}")
 
 OPS_GROW = N_(  # translated where it is raised: _(OPS_GROW)
     "Your values are right, but the number of tensor operations grows with the input "
@@ -99,8 +105,14 @@ class CheckResult:
 
     def __str__(self) -> str:
         mark = "✅" if self.passed else "❌"
-        lines = [f"{mark} {self._verdict} ({self.qid}): {self.headline}"]
-        lines += [f"  {_(k)}: {_detail(k, v)}" for k, v in self.details]
+        lines = [
+            _(_VERDICT_LINE).format(
+                mark=mark, verdict=self._verdict, qid=self.qid, headline=self.headline
+            )
+        ]
+        lines += [
+            "  " + _(_DETAIL_LINE).format(key=_(k), value=_detail(k, v)) for k, v in self.details
+        ]
         if self.advice:  # wrapped: a terminal or nbgrader's Validate dialog does not wrap it
             lines += wrap(self.advice, 92, indent="  ")
         return "\n".join(lines)
@@ -109,10 +121,17 @@ class CheckResult:
 
     def _repr_markdown_(self) -> str:
         icon = "✅" if self.passed else "❌"
-        lines = [f"{icon} **{self._verdict}** (`{self.qid}`): {self.headline}"]
+        lines = [
+            _(_VERDICT_MD).format(
+                mark=icon, verdict=self._verdict, qid=self.qid, headline=self.headline
+            )
+        ]
         if self.details:
             lines.append("")
-            lines += [f"- **{_(k)}:** {_md_value(_detail(k, v))}" for k, v in self.details]
+            lines += [
+                _(_DETAIL_MD).format(key=_(k), value=_md_value(_detail(k, v)))
+                for k, v in self.details
+            ]
         if self.advice:
             lines += ["", f"*{self.advice}*"]
         return "\n".join(lines)
@@ -167,7 +186,7 @@ def _detail(key: str, value: str) -> str:
 
 def _md_value(v: str) -> str:
     code = "\n" not in v and len(v) < 120 and ("[" in v or "=" in v)
-    return f"`{v}`" if code and not v.rstrip().endswith((".", "?")) else v
+    return f"`{v}`" if code and not v.rstrip().endswith((".", "?", "。", "？")) else v
 
 
 class _Failure(Exception):
@@ -185,14 +204,22 @@ class _Failure(Exception):
     def result(self, q: Question) -> CheckResult:
         """The failed CheckResult, with the advice every check and grade gives."""
         advice = (
-            ""
+            []
             if self.tier == Tier.NOT_ATTEMPTED or _class_without_help()  # no hint to offer
-            else _("Stuck? exercise({qid!r}).hint() gives a hint.").format(qid=q.qid)
+            else [_("Stuck? exercise({qid!r}).hint() gives a hint.").format(qid=q.qid)]
         )
         if self.pair is not None:
-            advice += " " + _(
-                "`.check({name}).draw()` draws the expected values next to yours."
-            ).format(name=q.name)
+            advice.append(
+                _("`.check({name}).draw()` draws the expected values next to yours.").format(
+                    name=q.name
+                )
+            )
         return CheckResult(
-            q.qid, False, self.tier, self.headline, self.details, advice, _pair=self.pair
+            q.qid,
+            False,
+            self.tier,
+            self.headline,
+            self.details,
+            sentences(advice),
+            _pair=self.pair,
         )

@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .._i18n import N_
-from ._knobs import COUNTING_EXPR, Family, Variant, sentences
+from .._text import sentences
+from ._knobs import COUNTING_EXPR, Family, Variant
 
 _CHANGE = N_("`{knob}`: `{choice}` instead of `{public}`")
 _DIFFERS = N_("Your variant differs from the public question `{qid}` in {changes}.")
