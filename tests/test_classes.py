@@ -24,7 +24,7 @@ from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import Worker
 from gather_course.grading._submission import NotGraded, graded_cells
 from tests.helpers import ROOT, cli, fill_cells
-from tests.variant_solutions import solution_code
+from tests.variant_solutions import answer_lines, solution_code, squeeze
 
 SEED = 2026
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
@@ -509,6 +509,20 @@ def test_a_class_with_its_own_variants_graded_and_reported_end_to_end(tmp_path):
     assert lost > 0 and float(rows[bob]["score"]) == total - lost
     assert rows["zed_37q"]["status"] == "NOT GRADED"
     assert "not on the class roster" in done.stdout
+    # bob's feedback (he handed in ada's answers) tells him what is wrong, never how to write
+    # his own variant's answer: no line of a variant's answer that he did not write himself
+    # (an error's line quotes his own code) is in what grading wrote
+    autograded = nbformat.read(target / "autograded" / bob / "basics" / "basics.ipynb", 4)
+    said = [str(out) for cell in autograded.cells for out in cell.get("outputs", [])]
+    assert any("❌" in text for text in said), said  # his wrong answers are judged there
+    feedback = squeeze("\n".join(said)).replace("`", "")
+    his = squeeze("\n".join(cell.source for cell in autograded.cells))
+    checked = 0
+    for qid, params, line, code in answer_lines():
+        if qid.startswith("basics.") and code not in his:
+            assert code not in feedback, (qid, params, line)
+            checked += 1
+    assert checked > 0  # (basics has few variant answer lines: six beyond what bob wrote)
     report = cli("similar", "basics", "--course", str(target)).stdout
     assert f"{bob}'s answer fails their own variant" in report and ada in report
 

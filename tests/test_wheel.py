@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import zipfile
@@ -12,16 +11,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from gather_course import exercise, exercise_ids
+from gather_course import exercise
 from tests.helpers import ROOT, fill_cells
-from tests.variant_solutions import solution_code
-
-# the lines of an answer that do the work (a gather, a scatter, a sort, a top-k)
-WORK = re.compile(r"\b(gather|scatter|argsort|topk|take_along_dim|new_full|softmax)\b")
-
-
-def _squeeze(text: str) -> str:
-    return re.sub(r"\s+", "", text)
+from tests.variant_solutions import answer_lines, squeeze
 
 
 @pytest.fixture(scope="module")
@@ -63,26 +55,12 @@ def test_the_wheel_ships_the_package_and_no_tests(wheel_text):
     assert not any(name.startswith("tests/") or "variant_solutions" in name for name in wheel_text)
 
 
-def _variant_answer_lines():
-    """(qid, the variant's params, a line, that line squeezed) for every line of every
-    variant's answer that does the work and that no public solution (the lectures teach
-    them) shares."""
-    taught = _squeeze("\n".join(exercise(q).solution_code for q in exercise_ids()))
-    for qid in exercise_ids():
-        public = exercise(qid)
-        for params in public.family.every()[1:] if public.family else []:
-            for line in solution_code(qid, params).splitlines():
-                code = _squeeze(line.split("#")[0])
-                if WORK.search(line) and code not in taught and len(code) > 12:
-                    yield qid, params, line, code
-
-
 def test_no_class_variants_answer_line_is_in_the_wheel(wheel_text):
     """Every line of every variant's answer that does the work, and that no public solution
     shares, is nowhere in the wheel."""
-    shipped = _squeeze("\n".join(wheel_text.values()))
+    shipped = squeeze("\n".join(wheel_text.values()))
     checked = 0
-    for qid, params, line, code in _variant_answer_lines():
+    for qid, params, line, code in answer_lines():
         assert code not in shipped, (qid, params, line)
         checked += 1
     assert checked > 100
@@ -93,9 +71,9 @@ def test_no_class_variants_answer_line_is_in_the_hints_the_package_makes():
     a line of any variant's answer that does the work (the templates are in the wheel, and
     the test above finds no answer line in them; this looks at what they become)."""
     checked = 0
-    for qid, params, line, code in _variant_answer_lines():
+    for qid, params, line, code in answer_lines():
         name = exercise(qid).family.name(params)
-        hints = _squeeze("\n".join(exercise(qid, name).hints)).replace("`", "")
+        hints = squeeze("\n".join(exercise(qid, name).hints)).replace("`", "")
         assert code not in hints, (qid, params, line)
         checked += 1
     assert checked > 100
@@ -103,13 +81,13 @@ def test_no_class_variants_answer_line_is_in_the_hints_the_package_makes():
 
 def test_the_check_would_find_an_answer_that_shipped(wheel_text):
     """The search above is not blind: a public solution's lines are found in the wheel."""
-    shipped = _squeeze("\n".join(wheel_text.values()))
+    shipped = squeeze("\n".join(wheel_text.values()))
     line = next(
         line
         for line in exercise("vision.select_heads").solution_code.splitlines()
         if "gather(" in line
     )
-    assert _squeeze(line.split("#")[0]) in shipped
+    assert squeeze(line.split("#")[0]) in shipped
 
 
 # -- the course in the wheel: pip install, then start from any folder (issue 27) -------------

@@ -9,7 +9,8 @@ copy report matches submissions against it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 IMPORTS = "import torch\nimport torch.nn.functional as F\n"
@@ -247,3 +248,28 @@ def solve(qid: str, params: dict[str, str]) -> Callable[..., Any]:
     space: dict[str, Any] = {}
     exec(compile(IMPORTS + solution_code(qid, params), f"<{qid} {params}>", "exec"), space)  # noqa: S102
     return space[qid.rsplit(".", 1)[-1]]
+
+
+# the lines of an answer that do the work (a gather, a scatter, a sort, a top-k)
+WORK = re.compile(r"\b(gather|scatter|argsort|topk|take_along_dim|new_full|softmax)\b")
+
+
+def squeeze(text: str) -> str:
+    """``text`` without any whitespace: code compared whatever its layout."""
+    return re.sub(r"\s+", "", text)
+
+
+def answer_lines() -> Iterator[tuple[str, dict[str, str], str, str]]:
+    """(qid, the variant's params, a line, that line squeezed) for every line of every
+    variant's answer that does the work and that no public solution (the lectures teach
+    them) shares: what nothing a student is given may hold."""
+    from gather_course import exercise, exercise_ids
+
+    taught = squeeze("\n".join(exercise(q).solution_code for q in exercise_ids()))
+    for qid in exercise_ids():
+        public = exercise(qid)
+        for params in public.family.every()[1:] if public.family else []:
+            for line in solution_code(qid, params).splitlines():
+                code = squeeze(line.split("#")[0])
+                if WORK.search(line) and code not in taught and len(code) > 12:
+                    yield qid, params, line, code
