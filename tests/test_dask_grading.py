@@ -147,6 +147,23 @@ def _killed_mid_job(address: str, worker: subprocess.Popen, journaled) -> set[st
     return lost
 
 
+def _referees_of(address: str, name: str, mark: str) -> list[str]:
+    """The referees that Dask worker ``name`` holds now, each marked with ``mark`` the first
+    time it is seen: a referee seen before answers with its earlier mark."""
+    from distributed import Client
+
+    from gather_course.grading._dask import PLUGIN
+
+    def referees(mark, dask_worker) -> list[str]:  # runs in the worker (pickled by value)
+        for referee in dask_worker.plugins[PLUGIN].referees:
+            referee.__dict__.setdefault("_test_mark", mark)
+        return [referee._test_mark for referee in dask_worker.plugins[PLUGIN].referees]
+
+    with Client(address, timeout=30) as watcher:
+        (w,) = [a for a, w in watcher.scheduler_info()["workers"].items() if w["name"] == name]
+        return watcher.run(referees, mark, workers=[w])[w]
+
+
 def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxed):
     """A worker killed mid-class: the job it had is judged again elsewhere, in the same run.
     The scheduler killed: the run stops with a clear error, and a rerun on a new cluster
@@ -167,6 +184,7 @@ def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxe
         assert len(_check_scores(whole)) == 10
         judged = [e["result"]["student"] for e in _results(whole) if "result" in e]
         assert sorted(judged) == sorted(p.name for p in (whole / "submitted").iterdir())
+        assert _referees_of(f"tcp://127.0.0.1:{port}", "w2", "first class") == ["first class"]
 
         # 2. the scheduler dies mid-class (w2 alone is left): a clear stop, nothing written
         n = 6
@@ -174,6 +192,8 @@ def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxe
         run = _grade(root, f"tcp://127.0.0.1:{port}")
         results = lambda: [e for e in _results(root) if "result" in e]
         _wait_for(lambda: len(results()) >= 2, 180, "the first results")
+        # the next class on the same cluster uses the referees w2 started for the first one
+        assert _referees_of(f"tcp://127.0.0.1:{port}", "w2", "second") == ["first class"]
         os.killpg(procs[0].pid, signal.SIGKILL)
         out, err = run.communicate(timeout=120)
         assert run.returncode == 2, out + err
