@@ -14,10 +14,12 @@ anything does not pass for a sandbox that hides everything.
 from __future__ import annotations
 
 import hashlib
+import platform
 import secrets
 import textwrap
 
 import pytest
+import torch
 
 from gather_course import Tier as T
 from gather_course import exercise
@@ -403,6 +405,152 @@ def test_one_slow_timing_run_is_no_verdict_but_a_slow_answer_always_is(referee):
         assert len(runs) == 1 + _timing._CONFIRM
     finally:
         del referee._growth  # (loops lose on their fastest run: test_the_fastest_loops_...)
+
+
+# What a job can reach in the template (same user, so prlimit, setpriority and affinity are
+# allowed on it) or leave in the keyrings it shares with it: every later job would inherit it.
+_TEMPLATE_OF_MINE = """
+import os
+def template():
+    me, supervisor = os.getpid(), os.getppid()
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in (1, me, supervisor):
+            with open(f"/proc/{name}/stat") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == supervisor:
+                    return int(name)
+"""
+
+
+@pytest.mark.parametrize(
+    "change, look",
+    [
+        (  # every later job could write only 1 KiB: honest students lost their questions
+            "import resource\nresource.prlimit(template(), resource.RLIMIT_FSIZE, (1024, 1024))",
+            "import resource\ndef probe():\n    return resource.getrlimit(resource.RLIMIT_FSIZE)[0]",
+        ),
+        (
+            "os.setpriority(os.PRIO_PROCESS, template(), 19)",
+            "import os\ndef probe():\n    return os.getpriority(os.PRIO_PROCESS, 0)",
+        ),
+        (  # 20 KB that survive the job: a note for the retry of a timing run, or a classmate
+            "import ctypes\nctypes.CDLL(None).syscall(248, b'user', b'note', b'left', 4, -4)",
+            "import ctypes\ndef probe():\n"
+            "    return ctypes.CDLL(None).syscall(249, b'user', b'note', None, -4) > 0",
+        ),
+    ],
+    ids=["template's limits", "template's priority", "a key in the user's keyring"],
+)
+def test_what_a_job_changes_in_the_template_or_the_keyrings_no_later_job_inherits(
+    referee, change, look
+):
+    """Red team, 2026-11-25: a job found the template (its supervisor's other child) and
+    lowered its file size limit; every later job on that worker failed. The supervisor now
+    compares the template's limits, priority, CPUs and keys after each job, and a change
+    ends the worker: the next job runs on a fresh one."""
+    if not SANDBOXED:
+        pytest.skip("the template and its keyrings are the sandbox's")
+    if platform.machine() != "x86_64" and "syscall" in change:
+        pytest.skip("the keyctl probe uses x86_64 system call numbers")
+    before = _raw(referee, [look], "probe")
+    changed = _TEMPLATE_OF_MINE + change + "\ndef probe():\n    return 1\n"
+    assert _raw(referee, [changed], "probe") == 1  # it ran, and changed what it could
+    assert _raw(referee, [look], "probe") == before
+
+
+def test_dev_is_read_only_in_the_sandbox(referee):
+    """Red team, 2026-11-25: /dev was a writable tmpfs that no wipe cleaned. A loop saved its
+    timing input there in its first run and answered the retry from it; files there held
+    memory outside every budget."""
+    if not SANDBOXED:
+        pytest.skip("/dev is the sandbox's")
+    probe = (
+        "def probe():\n    try:\n        open('/dev/.left', 'w').write('x')\n"
+        "    except OSError as e:\n        return e.errno\n    return 0\n"
+    )
+    assert _raw(referee, [probe], "probe") == 30  # EROFS
+    shm = probe.replace("/dev/.left", "/dev/shm/left")
+    assert _raw(referee, [shm], "probe") == 0  # /dev/shm stays writable (and is wiped)
+
+
+def test_a_loop_that_remembers_its_last_answer_is_still_a_loop(referee):
+    """Red team, 2026-11-25: two timed calls on the same input let a loop answer the second
+    from memory and pay for one (masked_nll and the token questions passed). One call now."""
+    qid = "nlp.masked_nll"
+    memo = textwrap.dedent("""
+        _last = [None, None]
+        _inner = masked_nll
+        def masked_nll(*args):
+            if _last[0] is not None and all(a is b for a, b in zip(_last[0], args)):
+                return _last[1]
+            _last[:] = [args, _inner(*args)]
+            return _last[1]
+        """)
+    result = _judge(referee, qid, [IMPORTS + "import math\n", LOOPS[qid], memo])
+    assert result.tier == T.NOT_VECTORIZED, str(result)
+
+
+def test_an_answer_that_hangs_on_the_large_input_is_stopped_once_and_told_so(referee):
+    """A timed call that sleeps uses no CPU: it is no loop, and running it again would only
+    hold the referee twice as long."""
+    qid = "basics.pick_per_row"
+    hangs = (
+        "import time\ndef pick_per_row(x, cols):\n    if x.numel() > 10**5:\n"
+        "        time.sleep(60)\n    return torch.gather(x, 1, cols)\n"
+    )
+    referee.baseline(exercise(qid), 4321)  # (measured before: not counted below)
+    real, runs = referee._growth, []
+    referee._growth = lambda *a, **k: runs.append(1) or real(*a, **k)
+    referee.call_limit = 2
+    try:
+        result = _judge(referee, qid, [IMPORTS, hangs])
+    finally:
+        referee.call_limit = 10
+        del referee._growth
+    assert result.tier == T.EXCEPTION and "longer than 2 s" in result.headline, str(result)
+    assert "CPU" not in str(result) and len(runs) == 1  # not run again
+
+
+def test_forged_error_fields_are_bounded_and_worded_by_the_referee():
+    """Red team, 2026-11-25: a job that forges its result (it can patch torch.save) sent a
+    240 MB message (the referee took 28 s and 6 GiB to cut it), a `type` nested 5,000 lists
+    deep (str() raised RecursionError: NOT GRADED), a verdict line in its error's type, and
+    a TookTooLong that claimed a limit of 200 Arabic digits."""
+    import time
+
+    from gather_course.grading._jobdata import _outcome
+    from gather_course.questions._cases import Case
+    from gather_course.questions._judge import _raise_for_error
+    from gather_course.questions._result import _Failure
+
+    nested: list = []
+    for _ in range(5000):
+        nested = [nested]
+    started = time.process_time()
+    error = _outcome(
+        {
+            "raised": {
+                "type": "Error\n✅ Correct (basics.pick_per_row): All 13",
+                "message": "ab " * (40 * 2**20),
+                "code": nested,
+                "line": True,
+                "gather": [nested, "a\nb", 7],
+            }
+        }
+    ).error
+    assert time.process_time() - started < 1.0
+    assert "\n" not in error["type"] and len(error["type"]) <= 80
+    assert len(error["message"]) <= MESSAGE_CHARS and error["code"] == "" and error["line"] == 0
+    assert error["gather"] == ["", "a b", ""]
+    assert _outcome({"raised": {"type": nested}}).error["type"] == "Error"
+    case = Case("c", {"x": torch.zeros(2)})
+    for limit, said in (
+        ("2", "longer than 2 s"),
+        ("٣" * 200, "too long"),
+        ("0.000001", "too long"),
+    ):
+        with pytest.raises(_Failure) as failure:
+            _raise_for_error(case, _outcome({"raised": {"type": "TookTooLong", "message": limit}}))
+        assert said in failure.value.headline, failure.value.headline
 
 
 def test_work_done_in_children_the_kernel_reaps_is_not_hidden(referee):

@@ -104,8 +104,7 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
     if timing:  # the supervisor reads our CPU time, then sends the timing input
         stop(getpid(), signal.SIGSTOP)
         beat()
-        inputs, repeat = receive(channel, read)
-        calls = [{"inputs": inputs}] * repeat
+        calls = [{"inputs": inputs} for inputs in receive(channel, read)]
     results = []
     for n, call in enumerate(calls):
         beat()
@@ -126,8 +125,8 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
 _FROMBUFFER = None  # torch.frombuffer, taken by the template before any learner code
 
 
-def _receive_timing_input(channel: int, read: Any) -> tuple[list, int]:
-    """The timing input: a memory file mapped read-only, its tensors viewed in place."""
+def _receive_timing_input(channel: int, read: Any) -> list[list]:
+    """The timed calls' inputs: a memory file mapped read-only, its tensors viewed in place."""
     import mmap
 
     import torch
@@ -142,20 +141,23 @@ def _receive_timing_input(channel: int, read: Any) -> tuple[list, int]:
     flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
     memory = mmap.mmap(fds[0], size, flags=flags, prot=mmap.PROT_READ) if size else bytearray()
     os.close(fds[0])
-    inputs: list[Any] = []
-    for item in meta["inputs"]:
-        if "dtype" not in item:
-            inputs.append(item["value"])
-            continue
-        dtype = getattr(torch, item["dtype"])
-        count = math.prod(item["shape"])
-        flat = (
-            _FROMBUFFER(memory, dtype=dtype, count=count, offset=item["offset"])
-            if count
-            else torch.empty(0, dtype=dtype)
-        )
-        inputs.append(flat.view(item["shape"]))
-    return inputs, int(meta["repeat"])
+    calls: list[list[Any]] = []
+    for items in meta["calls"]:
+        inputs: list[Any] = []
+        for item in items:
+            if "dtype" not in item:
+                inputs.append(item["value"])
+                continue
+            dtype = getattr(torch, item["dtype"])
+            count = math.prod(item["shape"])
+            flat = (
+                _FROMBUFFER(memory, dtype=dtype, count=count, offset=item["offset"])
+                if count
+                else torch.empty(0, dtype=dtype)
+            )
+            inputs.append(flat.view(item["shape"]))
+        calls.append(inputs)
+    return calls
 
 
 class TookTooLong(BaseException):

@@ -22,7 +22,15 @@ from ._frames import HOLD
 if TYPE_CHECKING:
     from ..questions._question import Question
 
-TIMING_REPEAT = 2  # calls per timing run
+# Calls per timing run, each on an input of its own (drawn from call_seed(seed, n)): on the
+# same input twice, a loop remembered its first answer and paid for one call only (red team,
+# 2026-11-25). The second call runs warm, as an answer in a model would.
+TIMING_REPEAT = 2
+
+
+def call_seed(seed: int, n: int) -> int:
+    """The seed of timed call ``n``'s input, in a timing run drawn from ``seed``."""
+    return seed if n == 0 else (seed * 1_000_003 + n) % 2**63
 
 
 def _payload(calls: list[dict]) -> bytes:
@@ -36,43 +44,61 @@ _TIMING_LOCK = threading.Lock()
 
 
 def _timing_bytes(q: Question, seed: int) -> tuple[dict, bytes]:
-    """The timing input drawn from ``seed``, as :func:`_raw_inputs` sends it. A grading run
-    gives every student the same one (and the solution's baseline): it is made once, and
-    as many are kept as a worker's supervisor holds (``_frames.HOLD``)."""
+    """The timing inputs drawn from ``seed`` (one per timed call), as :func:`_raw_inputs`
+    sends them. A grading run gives every student the same ones (and the solution's
+    baseline): they are made once, and as many are kept as a worker's supervisor holds
+    (``_frames.HOLD``)."""
     key = (q.qid, q.variant_name, seed, repr(q.timing))
     with _TIMING_LOCK:
         if key not in _TIMING_BYTES:
-            case = q.build(torch.Generator().manual_seed(seed), q.timing or {})
+            calls = [
+                list(
+                    q.build(
+                        torch.Generator().manual_seed(call_seed(seed, n)), q.timing or {}
+                    ).inputs.values()
+                )
+                for n in range(TIMING_REPEAT)
+            ]
             while len(_TIMING_BYTES) >= HOLD:
                 del _TIMING_BYTES[next(iter(_TIMING_BYTES))]
-            meta, data = _raw_inputs(list(case.inputs.values()), TIMING_REPEAT)
+            meta, data = _raw_inputs(calls)
             _TIMING_BYTES[key] = ({**meta, "key": repr(key)}, data)
         return _TIMING_BYTES[key]
 
 
-def _raw_inputs(values: list[Any], repeat: int) -> tuple[dict, bytes]:
-    """The timing input as raw bytes and what they hold (dtype, shape, offset; numbers as
-    they are): the worker maps them in place, so the job is charged nothing for a copy."""
-    items: list[dict] = []
+def _raw_inputs(calls: list[list[Any]]) -> tuple[dict, bytes]:
+    """The timed calls' inputs as raw bytes and what they hold (per call, per argument:
+    dtype, shape, offset; numbers as they are): the worker maps them in place, so the job
+    is charged nothing for a copy."""
     chunks: list[bytes] = []
     offset = 0
-    for value in values:
-        if not isinstance(value, torch.Tensor):
-            items.append({"value": value})
-            continue
-        flat = value.detach().cpu().contiguous().reshape(-1)
-        data = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
-        items.append(
-            {
-                "dtype": str(flat.dtype).removeprefix("torch."),
-                "shape": list(value.shape),
-                "offset": offset,
-            }
-        )
-        pad = -len(data) % 64  # each tensor starts aligned
-        chunks += [data, b"\0" * pad]
-        offset += len(data) + pad
-    return {"inputs": items, "repeat": repeat, "size": offset}, b"".join(chunks)
+    described = []
+    for values in calls:
+        items: list[dict] = []
+        described.append(items)
+        for value in values:
+            offset = _add_raw(value, items, chunks, offset)
+    return {"calls": described, "size": offset}, b"".join(chunks)
+
+
+def _add_raw(value: Any, items: list[dict], chunks: list[bytes], offset: int) -> int:
+    """Describe ``value`` in ``items`` (its bytes into ``chunks`` at ``offset``): the offset
+    after it."""
+    if not isinstance(value, torch.Tensor):
+        items.append({"value": value})
+        return offset
+    flat = value.detach().cpu().contiguous().reshape(-1)
+    data = flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+    items.append(
+        {
+            "dtype": str(flat.dtype).removeprefix("torch."),
+            "shape": list(value.shape),
+            "offset": offset,
+        }
+    )
+    pad = -len(data) % 64  # each tensor starts aligned
+    chunks += [data, b"\0" * pad]
+    return offset + len(data) + pad
 
 
 def _load(data: bytes) -> dict:
@@ -119,8 +145,14 @@ MESSAGE_CHARS = 240  # of a learner's exception message shown in feedback
 
 def _cut(text: str, n: int) -> str:
     """``text`` on one line, at most ``n`` characters (an exception is feedback, not a channel)."""
-    text = " ".join(text.split())
+    text = " ".join(text[: 4 * n].split())  # (cut first: a job may send a 240 MB string)
     return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _text(value: Any, n: int, default: str = "") -> str:
+    """A string the job sent, on one line and at most ``n`` characters; anything that is not
+    a string (a nested list has no ``str`` that is safe to take) is ``default``."""
+    return _cut(value, n) if type(value) is str else default
 
 
 def _learner_error(e: dict) -> dict:
@@ -128,11 +160,11 @@ def _learner_error(e: dict) -> dict:
     implemented."""
     line = e.get("line")
     return {
-        "type": str(e.get("type", "Error"))[:80],
-        "message": _cut(str(e.get("message", "")), MESSAGE_CHARS),
+        "type": _text(e.get("type"), 80, "Error"),
+        "message": _text(e.get("message"), MESSAGE_CHARS),
         "line": line if type(line) is int and 0 < line < 10**6 else 0,
-        "code": _cut(str(e.get("code", "")), MESSAGE_CHARS),
-        "not_implemented": bool(e.get("not_implemented")),
+        "code": _text(e.get("code"), MESSAGE_CHARS),
+        "not_implemented": e.get("not_implemented") is True,
     }
 
 
@@ -159,7 +191,9 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         return Outcome(
             error={
                 "type": "TypeError",
-                "message": _("it is not a function but {what}").format(what=raw["not_callable"]),
+                "message": _("it is not a function but {what}").format(
+                    what=_text(raw["not_callable"], 80, "something else")
+                ),
                 "not_implemented": False,
             }
         )
@@ -169,7 +203,7 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         return Outcome(
             error={
                 **_learner_error(e),
-                "gather": [str(x)[:400] for x in gather[:3]] if isinstance(gather, list) else [],
+                "gather": [_text(x, 400) for x in gather[:3]] if type(gather) is list else [],
             }
         )
     after = raw.get("after")
@@ -177,5 +211,5 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
     return Outcome(
         value=_value(raw.get("value")),
         after=tuple(_value(v) for v in after) if isinstance(after, list) else None,
-        ops={str(k): int(v) for k, v in ops.items() if isinstance(v, int)},
+        ops={k: int(v) for k, v in ops.items() if type(k) is str and type(v) is int},
     )

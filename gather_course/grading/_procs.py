@@ -152,6 +152,44 @@ def _template_alive() -> bool:
         return False
 
 
+_KEYCTL = {"x86_64": 250, "aarch64": 219}  # the keyctl system call's number
+
+
+def _keys() -> bytes:
+    """The key ids in the session, user and user-session keyrings (those a job shares with
+    the template and every later job of this worker); empty where keyctl is unknown."""
+    import platform
+
+    nr = _KEYCTL.get(platform.machine())
+    if nr is None:
+        return b""
+    found = b""
+    for ring in (-3, -4, -5):  # KEY_SPEC_SESSION_KEYRING, _USER_KEYRING, _USER_SESSION_KEYRING
+        buf = ctypes.create_string_buffer(4096)
+        n = _libc().syscall(nr, 11, ring, buf, 4096)  # KEYCTL_READ: the ring's key ids
+        found += buf.raw[: max(0, min(n, 4096))] + b"|"
+    return found
+
+
+_LIMITS = sorted({getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_")})
+
+
+def _template_state() -> tuple | None:
+    """What a job can change in the template that every later job inherits: as the same
+    user it may lower or raise the template's resource limits (``prlimit``), its priority
+    and its CPUs, and add keys to the keyrings they share. None if it cannot be read."""
+    try:
+        return (
+            tuple(resource.prlimit(TEMPLATE, r) for r in _LIMITS),
+            os.getpriority(os.PRIO_PROCESS, TEMPLATE),
+            frozenset(os.sched_getaffinity(TEMPLATE)),
+            os.sched_getscheduler(TEMPLATE),
+            _keys(),
+        )
+    except OSError:
+        return None
+
+
 def _last_pid() -> int:
     """The last pid handed out in this pid namespace (threads take them too), or -1."""
     try:

@@ -129,7 +129,9 @@ def _bwrap_command(bwrap: str) -> list[str]:
     cmd += _package_binds()
     for key, value in {**_ENV, "GATHER_COURSE_SANDBOXED": "1"}.items():
         cmd += ["--setenv", key, value]
-    return cmd + ["--remount-ro", "/"]  # only /tmp stays writable
+    # only /tmp and /dev/shm stay writable: /dev is a tmpfs of its own (half the memory,
+    # never wiped), where a job could leave files for the next job or fill the memory
+    return cmd + ["--remount-ro", "/dev", "--remount-ro", "/"]
 
 
 def _package_binds() -> list[str]:

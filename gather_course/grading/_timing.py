@@ -19,7 +19,7 @@ from .._i18n import N_, _
 from .._tier import Tier
 from ..questions import exercise
 from ..questions._result import _Failure
-from ._jobdata import TIMING_REPEAT, _outcome, _timing_bytes
+from ._jobdata import TIMING_REPEAT, _outcome, _timing_bytes, call_seed
 from ._submission import NotGraded
 
 if TYPE_CHECKING:
@@ -37,10 +37,12 @@ def _reference_cells(q: Question) -> list[str]:
 
 class _TimingConstraint:
     """The referee's timing half (:class:`~._referee.Referee` is one): it needs the referee's
-    ``_job`` (run cells and calls on its worker) and ``close`` (drop that worker)."""
+    ``_job`` (run cells and calls on its worker), ``close`` (drop that worker) and
+    ``call_limit`` (its wall-clock limit per call)."""
 
     _job: Any
     close: Any
+    call_limit: float
 
     def _growth(
         self, cells: list[str], q: Question, seed: int, cpu_cap: float = 0.0
@@ -55,7 +57,9 @@ class _TimingConstraint:
         reply, result = self._job(
             cells, q.name, later=later, n_calls=TIMING_REPEAT, cpu_cap=cpu_cap
         )
-        if reply.get("status") in ("timeout", "cpu_limit"):
+        if reply.get("status") == "timeout":  # the wall clock's limit, not the CPU's
+            return float("inf"), _STOPPED
+        if reply.get("status") == "cpu_limit":
             return float("inf"), None
         if reply.get("status") == "new tasks":
             return -1.0, None  # a thread or process began during the timed calls
@@ -104,7 +108,7 @@ class _TimingConstraint:
         cap = _CAP_MARGIN * factor * ref
         got, last = self._growth(sub.cells, q, seed, cpu_cap=cap)
         for _again in range(_CONFIRM):  # too slow must be slow again: a run can be paused
-            if not got > factor * ref:  # within the limit, or a thread, or a failed run
+            if not got > factor * ref or last is _STOPPED:  # within the limit, or not CPU
                 break
             again, again_last = self._growth(sub.cells, q, seed, cpu_cap=cap)
             if 0 <= again < got:
@@ -119,6 +123,8 @@ class _TimingConstraint:
                 ),
                 [(N_("large input"), _size_text(q.timing))],
             )
+        if last is _STOPPED:  # it waited, slept or hung: no CPU time tells a loop
+            raise self._stopped(q)
         if got != got:  # nan: the run failed
             raise _Failure(
                 Tier.EXCEPTION,
@@ -155,9 +161,21 @@ class _TimingConstraint:
             )
         self._check_large_answer(q, last, seed)
 
+    def _stopped(self, q: Question) -> _Failure:
+        return _Failure(
+            Tier.EXCEPTION,
+            _(
+                "Your function did not finish on a large input ({size}): it ran longer "
+                "than {limit} s and was stopped."
+            ).format(size=_size_text(q.timing or {}), limit=f"{self.call_limit:g}"),
+            [],
+        )
+
     def _check_large_answer(self, q: Question, raw: Any, seed: int) -> None:
         """The answer on the large input must be right too, all of it."""
         outcome = _outcome(raw)
+        if outcome.error and outcome.error["type"] == "TookTooLong":  # the job's own alarm
+            raise self._stopped(q)
         if outcome.error:
             raise _Failure(
                 Tier.EXCEPTION,
@@ -170,7 +188,7 @@ class _TimingConstraint:
                 ),
                 [],
             )
-        expected = _solution_on(q, seed)
+        expected = _solution_on(q, call_seed(seed, TIMING_REPEAT - 1))  # the last call's
         expected = expected if isinstance(expected, tuple) else (expected,)
         got = outcome.value if isinstance(outcome.value, (tuple, list)) else (outcome.value,)
         ok = len(got) == len(expected)
@@ -204,8 +222,10 @@ _CAP_MARGIN = 1.5  # a timing job is stopped past 1.5 x the limit: its verdict i
 # CPU time is not the same on every run: a virtual machine's host can take the processor
 # mid-call and charge the pause to it. So the baseline is the faster of two runs, and an
 # answer over the limit is measured once more before it loses the question: the faster run
-# counts. (Each run is a fresh job on the same secret input, /tmp wiped.)
+# counts. (Each run is a fresh job on the same secret inputs; nothing a job leaves reaches
+# the next: /tmp is wiped, /dev is read-only, the template is checked.)
 _BASELINE_RUNS = 2
+_STOPPED = object()  # a timing run stopped by the wall clock (what it returned: nothing)
 _CONFIRM = 1  # more runs of a loop: more of the grader's time for each loop in the class
 _SOLUTIONS: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
 

@@ -41,6 +41,7 @@ import types
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _HELLO_LIMIT = 30.0  # seconds for a fresh job process to announce itself
 _MOUNTS: frozenset[str] = frozenset()  # read-only binds under the sandbox's /tmp
+_STATE: tuple | None = None  # the template's limits, priority, CPUs and keys at the start
 
 
 def _bare_packages() -> None:
@@ -78,6 +79,7 @@ from gather_course.grading._procs import (  # noqa: E402
     _stat,
     _sweep,
     _template_alive,
+    _template_state,
 )
 from gather_course.grading._wipe import _ipc_left, _job_folder, _mounts_under, _wipe  # noqa: E402
 
@@ -222,6 +224,7 @@ def _run_job(
     if len(result) > RESULT_CAP:
         status, result = "result too large", b""
     clean = _wipe(base, sandboxed, _MOUNTS) and clean and not (sandboxed and _ipc_left())
+    clean = clean and _template_state() == _STATE  # a changed template: a fresh worker
     reply = {"status": status, "calls_cpu": calls_cpu, "clean": clean}
     if not _template_alive():
         reply["template_gone"] = True  # this job ended it: the worker must start afresh
@@ -230,7 +233,7 @@ def _run_job(
 
 def main() -> None:
     """The supervisor: fork the template before any job exists, then serve the referee."""
-    global _MOUNTS
+    global _MOUNTS, _STATE
     # The pipe to the referee moves off fds 0/1, so that nothing printed can reach it.
     rfd, wfd = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
@@ -265,6 +268,7 @@ def main() -> None:
         write_frame(wfd, {"ready": False, "why": "the template did not start"})
         return
     _MOUNTS = _mounts_under(tempfile.gettempdir())
+    _STATE = _template_state()
     for pid in (os.getpid(), template):
         with open(f"/proc/{pid}/statm") as f:
             _procs.BASE_RSS += int(f.read().split()[1]) * resource.getpagesize()

@@ -9,6 +9,7 @@ both judge with :func:`judge_case`; only the grader never runs the learner's fun
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -129,7 +130,7 @@ def _raise_for_error(case: Case, outcome: Outcome) -> None:
         limit = error["message"]
         why = (
             _("it ran longer than {limit} s and was stopped").format(limit=limit)
-            if limit.replace(".", "", 1).isdigit()
+            if re.fullmatch(r"[0-9]{1,5}(\.[0-9]{1,3})?", limit)  # the worker's, as it sends it
             else _("it ran too long and was stopped")
         )
         raise _Failure(
