@@ -252,9 +252,9 @@ _CJK = re.compile(r"[\u4e00-\u9fff]")
 _VERDICT = re.compile(r"^\W{0,3}(✅|❌)")
 
 
-def _verdict_lines(path) -> list[str]:
-    """The verdict lines (✅, ❌) of a notebook's stored outputs."""
-    found = []
+def _output_lines(path) -> list[str]:
+    """Every line of a notebook's stored text outputs (streams, plain text, Markdown)."""
+    lines = []
     for cell in nbformat.read(path, 4).cells:
         for out in cell.get("outputs", []):
             texts = [out.get("text", "")] + [
@@ -262,8 +262,13 @@ def _verdict_lines(path) -> list[str]:
                 for k, v in out.get("data", {}).items()
                 if k in ("text/plain", "text/markdown")
             ]
-            found += [line for t in texts for line in t.splitlines() if _VERDICT.match(line)]
-    return found
+            lines += [line for t in texts for line in t.splitlines()]
+    return lines
+
+
+def _verdict_lines(path) -> list[str]:
+    """The verdict lines (✅, ❌) of a notebook's stored outputs."""
+    return [line for line in _output_lines(path) if _VERDICT.match(line)]
 
 
 ZH_RUN = sorted([*(ZH / "notebooks").glob("*.ipynb"), *(ZH / "solutions").glob("*/*.ipynb")])
@@ -312,15 +317,7 @@ _ASCII_IN_OUTPUT = re.compile(
 
 def _chinese_output_lines(path) -> list[str]:
     """Every line of a notebook's stored outputs with Chinese in it, each code span as C."""
-    lines = []
-    for cell in nbformat.read(path, 4).cells:
-        for out in cell.get("outputs", []):
-            texts = [out.get("text", "")] + [
-                v if isinstance(v, str) else "".join(v)
-                for k, v in out.get("data", {}).items()
-                if k in ("text/plain", "text/markdown")
-            ]
-            lines += [re.sub(r"`[^`]*`", "C", line) for t in texts for line in t.splitlines()]
+    lines = [re.sub(r"`[^`]*`", "C", line) for line in _output_lines(path)]
     return [line for line in lines if _CJK.search(line)]
 
 
