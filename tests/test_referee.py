@@ -237,6 +237,14 @@ def test_where_an_error_happened_is_said_in_the_learners_language(referee):
     assert text.startswith("❌ 不正确（basics.pick_per_row）：你的函数抛出了 ValueError"), text
 
 
+def test_a_result_larger_than_any_answer_is_refused_with_its_size(referee):
+    """Results are capped at 64 MB (4x the largest right answer on a timing input): a job
+    that forged a 240 MB message had cost the referee 1.2 GiB to load it."""
+    huge = "def pick_per_row(x, cols):\n    return torch.zeros(20_000_000)\n"  # 80 MB
+    result = _judge(referee, "basics.pick_per_row", [PICK, huge], secret=None)
+    assert result.tier == T.EXCEPTION and "more than 64 MB" in result.headline, str(result)
+
+
 def test_endless_loops_memory_bombs_and_leftover_processes(referee):
     referee.call_limit = 2
     try:

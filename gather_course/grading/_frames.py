@@ -14,7 +14,8 @@ import json
 import os
 import struct
 
-RESULT_CAP = 256 * 2**20  # bytes of results a job may send back
+RESULT_CAP = 64 * 2**20  # bytes of results a job may send back: 4x the largest right
+# answer on a timing input (16 MiB); a forged result of 240 MB cost the referee 1.2 GiB
 HOLD = 4  # timing inputs a worker keeps: as many as an assignment has timed questions
 
 

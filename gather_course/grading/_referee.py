@@ -31,6 +31,7 @@ from ..questions._question import Question
 from ..questions._result import NEVER_RAN, OPS_GROW, CheckResult, _Failure
 from . import _scan
 from ._failures import GraderBroken, WorkerDied, WorkerStartFailed, start_problem
+from ._frames import RESULT_CAP
 from ._jobdata import _load, _outcome, _payload
 from ._sandbox import Worker
 from ._submission import NotGraded, Submission
@@ -262,6 +263,10 @@ class Referee(_TimingConstraint):
             why = _("it ran longer than {limit} s (an endless loop?) and was stopped").format(
                 limit=f"{self.call_limit:g}"
             )
+        elif status == "result too large":
+            why = _(
+                "what it returned came to more than {cap} MB (a far larger tensor than the answer?)"
+            ).format(cap=RESULT_CAP // 2**20)
         elif status == "killed" or not result:
             why = _(
                 "the process running it was killed (too much memory, or the code ended "
