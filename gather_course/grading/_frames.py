@@ -16,6 +16,7 @@ import struct
 
 RESULT_CAP = 64 * 2**20  # bytes of results a job may send back: 4x the largest right
 # answer on a timing input (16 MiB); a forged result of 240 MB cost the referee 1.2 GiB
+TOO_LARGE = "result too large"  # the job's status when its results passed RESULT_CAP
 HOLD = 4  # timing inputs a worker keeps: as many as an assignment has timed questions
 
 

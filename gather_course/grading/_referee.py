@@ -31,7 +31,7 @@ from ..questions._question import Question
 from ..questions._result import NEVER_RAN, OPS_GROW, CheckResult, _Failure
 from . import _scan
 from ._failures import GraderBroken, WorkerDied, WorkerStartFailed, start_problem
-from ._frames import RESULT_CAP
+from ._frames import RESULT_CAP, TOO_LARGE
 from ._jobdata import _load, _outcome, _payload
 from ._sandbox import Worker
 from ._submission import NotGraded, Submission
@@ -263,7 +263,7 @@ class Referee(_TimingConstraint):
             why = _("it ran longer than {limit} s (an endless loop?) and was stopped").format(
                 limit=f"{self.call_limit:g}"
             )
-        elif status == "result too large":
+        elif status == TOO_LARGE:
             why = _(
                 "what it returned came to more than {cap} MB (a far larger tensor than the answer?)"
             ).format(cap=RESULT_CAP // 2**20)

@@ -68,7 +68,13 @@ if __name__ == "__main__":
 
 # Absolute, so that they import the same way as a script and as a module of the package.
 from gather_course.grading import _job, _procs  # noqa: E402
-from gather_course.grading._frames import HOLD, RESULT_CAP, read_frame, write_frame  # noqa: E402
+from gather_course.grading._frames import (  # noqa: E402
+    HOLD,
+    RESULT_CAP,
+    TOO_LARGE,
+    read_frame,
+    write_frame,
+)
 from gather_course.grading._procs import (  # noqa: E402
     _cpu_of,
     _job_cpu,
@@ -222,7 +228,7 @@ def _run_job(
     except OSError:
         pass
     if len(result) > RESULT_CAP:
-        status, result = "result too large", b""
+        status, result = TOO_LARGE, b""
     clean = _wipe(base, sandboxed, _MOUNTS) and clean and not (sandboxed and _ipc_left())
     clean = clean and _template_state() == _STATE  # a changed template: a fresh worker
     reply = {"status": status, "calls_cpu": calls_cpu, "clean": clean}
