@@ -255,11 +255,11 @@ def test_endless_loops_memory_bombs_and_leftover_processes(referee):
 
 def _limits(referee):
     loop = "def pick_per_row(x, cols):\n    while True:\n        pass\n"
-    result = _judge(referee, "basics.pick_per_row", [PICK, loop], secret=None)
-    assert result.tier == T.EXCEPTION and "longer than 2 s" in result.headline, str(result)
     with speaking("zh"):  # the job sends the limit; the referee words it for the learner
         result = _judge(referee, "basics.pick_per_row", [PICK, loop], secret=None)
-    assert "运行超过了 2 秒，已被停止" in result.headline, str(result)
+    assert result.tier == T.EXCEPTION and "运行超过了 2 秒，已被停止" in result.headline, str(
+        result
+    )
     bomb = "def pick_per_row(x, cols):\n    return torch.empty(10**11)\n"
     result = _judge(referee, "basics.pick_per_row", [PICK, bomb], secret=None)
     assert result.tier == T.EXCEPTION, str(result)
@@ -393,7 +393,7 @@ def test_a_forbidden_op_behind_a_string_or_a_replayed_input_is_caught(referee):
 
 def test_cpu_burnt_outside_the_calls_does_not_hide_a_loop(referee):
     burn = (
-        "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 1.0:\n    pass\n"
+        "import time\nt0 = time.process_time()\nwhile time.process_time() - t0 < 0.5:\n    pass\n"
     )
     result = _judge(referee, "basics.pick_per_row", [PICK, burn, LISTS, burn], secret=None)
     assert result.tier == T.NOT_VECTORIZED, str(result)
