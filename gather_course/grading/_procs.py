@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import platform
 import resource
 import signal
 import time
@@ -152,21 +153,19 @@ def _template_alive() -> bool:
         return False
 
 
-_KEYCTL = {"x86_64": 250, "aarch64": 219}  # the keyctl system call's number
+# the keyctl system call's number on this machine (None: not one we know)
+_KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
 
 
 def _keys() -> bytes:
     """The key ids in the session, user and user-session keyrings (those a job shares with
     the template and every later job of this worker); empty where keyctl is unknown."""
-    import platform
-
-    nr = _KEYCTL.get(platform.machine())
-    if nr is None:
+    if _KEYCTL is None:
         return b""
     found = b""
     for ring in (-3, -4, -5):  # KEY_SPEC_SESSION_KEYRING, _USER_KEYRING, _USER_SESSION_KEYRING
         buf = ctypes.create_string_buffer(4096)
-        n = _libc().syscall(nr, 11, ring, buf, 4096)  # KEYCTL_READ: the ring's key ids
+        n = _libc().syscall(_KEYCTL, 11, ring, buf, 4096)  # KEYCTL_READ: the ring's key ids
         found += buf.raw[: max(0, min(n, 4096))] + b"|"
     return found
 

@@ -96,10 +96,12 @@ class Opaque:
 
 def _describe(exc: BaseException) -> dict[str, Any]:
     text = str(exc).strip().splitlines()
+    line, code = _learner_line(exc)
     return {
         "type": type(exc).__name__,
         "message": text[0] if text else "",
-        **dict(zip(("line", "code"), _learner_line(exc))),
+        "line": line,
+        "code": code,
         "not_implemented": isinstance(exc, NotImplementedError),
     }
 
