@@ -6,6 +6,7 @@ Kept apart from the question bank: answers graded in the sandbox may name them t
 from __future__ import annotations
 
 from enum import Enum
+from typing import Any
 
 from ._i18n import N_
 
@@ -37,3 +38,27 @@ class Tier(str, Enum):
         return self.value
 
     __format__ = str.__format__
+
+
+def _untouched_template(fn: Any, exc: BaseException) -> bool:
+    """Whether ``exc`` is the template's own ``raise NotImplementedError()``: not attempted.
+
+    Only a bare ``NotImplementedError`` (no message) raised by ``fn``'s own code counts.
+    torch raises ``NotImplementedError`` with a message for an operation it lacks on a
+    device or dtype (an integer matmul on CUDA); a helper of the learner's may raise one
+    too: both are errors of an attempted answer, reported with their message.
+
+    >>> def stub(x):
+    ...     raise NotImplementedError()
+    >>> try:
+    ...     stub(1)
+    ... except NotImplementedError as err:
+    ...     _untouched_template(stub, err)
+    True
+    """
+    if type(exc) is not NotImplementedError or str(exc):
+        return False
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb is not None and tb.tb_frame.f_code is getattr(fn, "__code__", None)

@@ -48,7 +48,10 @@ def gather_loop_flat(input, dim, index):
 @right("basics.gather_loop")
 def gather_loop_advanced_indexing(input, dim, index):
     d = dim % input.dim()
-    coords = list(torch.meshgrid(*[torch.arange(s) for s in index.shape], indexing="ij"))
+    coords = torch.meshgrid(
+        *[torch.arange(s, device=index.device) for s in index.shape], indexing="ij"
+    )
+    coords = list(coords)
     coords[d] = index.long()
     return input[tuple(coords)]
 
@@ -114,13 +117,19 @@ def pick_take_along_dim(x, cols):
 
 @right("basics.pick_per_row")
 def pick_advanced_indexing(x, cols):
-    return x[torch.arange(x.size(0)).unsqueeze(1), cols]
+    return x[torch.arange(x.size(0), device=x.device).unsqueeze(1), cols]
 
 
 @right("basics.pick_per_row")
-def pick_one_hot(x, cols):
-    one_hot = F.one_hot(cols, x.size(1)).to(x.dtype)  # [R, K, C]
-    return torch.einsum("rkc,rc->rk", one_hot, x)
+def pick_one_hot(x, cols):  # in float64: CUDA has no integer matmul (NotImplementedError)
+    one_hot = F.one_hot(cols.long(), x.size(1)).double()  # [R, K, C]
+    return torch.einsum("rkc,rc->rk", one_hot, x.double()).to(x.dtype)
+
+
+@wrong("basics.pick_per_row", T.EXCEPTION)
+def pick_one_hot_uint32(x, cols):  # torch has no uint32 matmul: its NotImplementedError
+    one_hot = F.one_hot(cols.long(), x.size(1)).to(torch.uint32)
+    return (one_hot @ x.to(torch.uint32).unsqueeze(-1)).squeeze(-1).to(x.dtype)
 
 
 @wrong("basics.pick_per_row", T.WRONG_SHAPE)
@@ -147,7 +156,7 @@ def pick_no_return(x, cols):
 @right("basics.reverse_index")
 def reverse_loops(input, output, dim):
     d = dim % input.dim()
-    index = torch.zeros(output.shape, dtype=torch.int64)
+    index = torch.zeros(output.shape, dtype=torch.int64, device=input.device)
     for pos in itertools.product(*map(range, output.shape)):
         line = [p if k != d else slice(None) for k, p in enumerate(pos)]
         index[pos] = (input[tuple(line)] == output[pos]).nonzero()[0, 0]
@@ -454,8 +463,8 @@ def patches_first_k(patches, scores, k):
 @right("topk.scatter_back")
 def back_index_put(selected, indices, n):
     B, K, D = selected.shape
-    out = torch.zeros(B, n, D, dtype=selected.dtype)
-    out[torch.arange(B)[:, None], indices] = selected
+    out = torch.zeros(B, n, D, dtype=selected.dtype, device=selected.device)
+    out[torch.arange(B, device=indices.device)[:, None], indices] = selected
     return out
 
 
@@ -511,9 +520,9 @@ def masking_sort_and_scatter(x, mask_ratio, noise):
     N, L, D = x.shape
     len_keep = int(L * (1 - mask_ratio))
     ids_shuffle = noise.sort(dim=1).indices
-    ranks = torch.arange(L).expand(N, L)
+    ranks = torch.arange(L, device=x.device).expand(N, L)
     ids_restore = torch.empty_like(ids_shuffle).scatter_(1, ids_shuffle, ranks)
-    x_masked = x[torch.arange(N)[:, None], ids_shuffle[:, :len_keep]]
+    x_masked = x[torch.arange(N, device=x.device)[:, None], ids_shuffle[:, :len_keep]]
     mask = (ids_restore >= len_keep).double()
     return x_masked, mask, ids_restore
 
@@ -598,7 +607,7 @@ def backward_inplace(grad_out, dim, index, input_shape):
 
 @right("friends.gather_backward")
 def backward_autograd(grad_out, dim, index, input_shape):  # let autograd do it
-    x = torch.zeros(input_shape, dtype=grad_out.dtype, requires_grad=True)
+    x = torch.zeros(input_shape, dtype=grad_out.dtype, device=grad_out.device, requires_grad=True)
     torch.gather(x, dim, index).backward(grad_out)
     return x.grad
 
@@ -632,7 +641,9 @@ def backward_gather(grad_out, dim, index, input_shape):
 def take_contiguous_strides(input, dim, index):
     d = dim % input.dim()
     flat_input = input.contiguous()  # then stride() is row-major
-    coords = torch.meshgrid(*[torch.arange(s) for s in index.shape], indexing="ij")
+    coords = torch.meshgrid(
+        *[torch.arange(s, device=index.device) for s in index.shape], indexing="ij"
+    )
     linear = sum((index if k == d else c) * flat_input.stride(k) for k, c in enumerate(coords))
     return torch.take(flat_input, linear)
 
@@ -640,11 +651,11 @@ def take_contiguous_strides(input, dim, index):
 @right("friends.gather_via_take")
 def take_ravel_multi_index(input, dim, index):
     d = dim % input.dim()
-    linear = torch.zeros(index.shape, dtype=torch.long)
+    linear = torch.zeros(index.shape, dtype=torch.long, device=index.device)
     for k, size in enumerate(input.shape):
         shape = [1] * index.dim()
         shape[k] = index.size(k)
-        c = index if k == d else torch.arange(index.size(k)).reshape(shape)
+        c = index if k == d else torch.arange(index.size(k), device=index.device).reshape(shape)
         linear = linear * size + c
     return torch.take(input, linear)
 

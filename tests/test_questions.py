@@ -98,6 +98,35 @@ def test_stub_is_not_attempted(qid):
     assert result.tier == T.NOT_ATTEMPTED and "NotImplementedError" in str(result)
 
 
+def test_only_the_templates_own_raise_is_not_attempted():
+    """torch's NotImplementedError (an op it lacks on a device or dtype: CUDA has no integer
+    matmul) and a helper's are errors of an attempted answer, said with their message."""
+    q = exercise("basics.pick_per_row")
+
+    def no_uint32_matmul(x, cols):
+        return torch.ones(2, 2, dtype=torch.uint32) @ torch.ones(2, 2, dtype=torch.uint32)
+
+    def unfinished_helper():
+        raise NotImplementedError()
+
+    def calls_unfinished_helper(x, cols):
+        return unfinished_helper()
+
+    def says_why(x, cols):
+        raise NotImplementedError("rows of length 1 are not handled yet")
+
+    def bare_raise(x, cols):
+        raise NotImplementedError
+
+    torch_says = q.check(no_uint32_matmul)
+    assert torch_says.tier == T.EXCEPTION, str(torch_says)
+    assert "raised NotImplementedError: " in str(torch_says)
+    assert "not implemented for 'UInt32'" in str(torch_says)  # torch's own message
+    assert q.check(calls_unfinished_helper).tier == T.EXCEPTION
+    assert "rows of length 1" in str(q.check(says_why))
+    assert q.check(bare_raise).tier == T.NOT_ATTEMPTED
+
+
 def test_values_feedback_is_specific():
     def off_by_one_column(x, cols):
         return torch.gather(x, 1, (cols + 1) % x.size(1))
@@ -150,7 +179,7 @@ def test_check_is_deterministic_and_seed_changes_the_battery():
         exercise("basics.pick_per_row").check(
             lambda x, c, got=got: got.append(x.sum()) or x.gather(1, c), seed=seed
         )
-        shapes.setdefault(seed, []).append(torch.stack(got))
+        shapes.setdefault(seed, []).append(torch.stack([g.cpu() for g in got]))
     assert torch.equal(shapes[0][0], shapes[0][1])
     assert not torch.equal(shapes[0][0], shapes[1][0])
 
@@ -280,7 +309,7 @@ def test_constraints_come_before_vectorization():
 
     def per_element_gather(input, dim, index):  # right values, a loop, and gather
         d = dim % input.dim()
-        out = torch.empty(index.shape, dtype=input.dtype)
+        out = torch.empty(index.shape, dtype=input.dtype, device=input.device)
         for pos in (
             torch.cartesian_prod(*[torch.arange(s) for s in index.shape])
             .reshape(-1, index.dim())
@@ -288,12 +317,13 @@ def test_constraints_come_before_vectorization():
         ):
             src = list(pos)
             src[d] = int(index[tuple(pos)])
-            out[tuple(pos)] = torch.gather(input[tuple(src)].reshape(1), 0, torch.tensor([0]))[0]
+            zero = torch.tensor([0], device=input.device)
+            out[tuple(pos)] = torch.gather(input[tuple(src)].reshape(1), 0, zero)[0]
         return out
 
     def per_element_take(input, dim, index):  # the same loop with take: no constraint broken
         d = dim % input.dim()
-        out = torch.empty(index.shape, dtype=input.dtype)
+        out = torch.empty(index.shape, dtype=input.dtype, device=input.device)
         for pos in (
             torch.cartesian_prod(*[torch.arange(s) for s in index.shape])
             .reshape(-1, index.dim())
@@ -301,7 +331,8 @@ def test_constraints_come_before_vectorization():
         ):
             src = list(pos)
             src[d] = int(index[tuple(pos)])
-            out[tuple(pos)] = torch.take(input[tuple(src)].reshape(1), torch.tensor([0]))[0]
+            zero = torch.tensor([0], device=input.device)
+            out[tuple(pos)] = torch.take(input[tuple(src)].reshape(1), zero)[0]
         return out
 
     assert q.check(per_element_gather).tier == T.CONSTRAINTS
@@ -340,3 +371,32 @@ def test_a_declaration_takes_its_name_from_the_qid_and_its_arguments_from_the_sp
     assert ok.signature == "ok(a, b)" and ok.formula is None and ok.constraints
     with pytest.raises(TypeError, match=r"demo.bad: make\(\) returns the inputs \('a', 'c'\)"):
         Question("demo.bad", spec=spec, make=lambda gen, n: {"a": n, "c": n}, **fields)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="an answer that works only on CUDA")
+def test_an_answer_that_works_only_on_cuda_fails_check_as_it_fails_grading():
+    def cuda_only(x, cols):  # passes on CUDA inputs; grading runs on the CPU
+        return x.cuda().gather(1, cols.cuda())
+
+    result = exercise("basics.pick_per_row").check(cuda_only)
+    assert result.tier == T.WRONG_DEVICE, str(result)
+    assert "grading: runs your function on the CPU" in str(result)
+
+
+def test_check_says_grading_runs_on_the_cpu_where_a_cpu_case_fails_beside_a_gpu(monkeypatch):
+    """On a machine with a GPU, check runs each case on the CPU first (as grading does), then
+    on the GPU. A CPU case that fails there says why the CPU: the GPU is played here by the
+    meta device, never reached since the CPU case fails first."""
+    from gather_course.questions import _check
+
+    def cuda_only(x, cols):  # on a CPU machine this raises: torch has no CUDA
+        return x.gather(1, cols.to("cuda" if torch.cuda.is_available() else "meta"))
+
+    monkeypatch.setattr(_check, "default_device", lambda: torch.device("meta"))
+    text = str(exercise("basics.pick_per_row").check(cuda_only))
+    assert (
+        "grading: runs your function on the CPU, so check tries every case there first, "
+        "then on meta." in text
+    ), text
+    monkeypatch.setattr(_check, "default_device", lambda: torch.device("cpu"))
+    assert "grading:" not in str(exercise("basics.pick_per_row").check(cuda_only))

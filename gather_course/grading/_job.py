@@ -165,7 +165,10 @@ class TookTooLong(BaseException):
     learner code does not swallow it)."""
 
 
-def _describe(exc: BaseException) -> dict:
+def _describe(exc: BaseException, fn: Any = None) -> dict:
+    """An error as plain data; ``fn``: the learner's function that raised it (None: a cell)."""
+    from gather_course._tier import _untouched_template  # (imported by the template)
+
     lines = str(exc).strip().splitlines()
     line, code = 0, ""
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
@@ -177,7 +180,11 @@ def _describe(exc: BaseException) -> dict:
         "message": lines[0][:1000] if lines else "",
         "line": line,
         "code": code,
-        "not_implemented": isinstance(exc, NotImplementedError),
+        "not_implemented": (
+            _untouched_template(fn, exc)
+            if fn is not None
+            else type(exc) is NotImplementedError and not lines  # a cell's own bare raise
+        ),
     }
 
 
@@ -196,8 +203,8 @@ def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
         else:
             value = fn(*inputs)
     except BaseException as exc:  # noqa: BLE001 - any error in learner code is feedback
-        raised = _describe(exc)
-        if isinstance(exc, Exception) and not isinstance(exc, NotImplementedError):
+        raised = _describe(exc, fn)
+        if isinstance(exc, Exception) and not raised["not_implemented"]:
             from gather_course.diagnose import _gather_failure  # (imported by the template)
 
             raised["gather"] = _gather_failure(fn, inputs)  # which gather rule, if any

@@ -16,7 +16,7 @@ import torch
 
 from .._answer_api import BANK_NAMES, OUTSIDE, PUBLIC_MODULES
 from .._errors import GatherCourseError
-from .._i18n import _, listed
+from .._i18n import N_, _, listed
 from .._opcount import _OpCounter
 from .._text import type_name
 from .._tier import Tier
@@ -135,6 +135,13 @@ def _check_vectorized(q: Question, fn: Callable, gen: torch.Generator) -> None:
         )
 
 
+# Said where a case on the CPU fails on a machine with a GPU: an answer that works only
+# there (.cuda(), device="cuda" written in) fails grading, which runs on the CPU.
+ON_THE_CPU = N_(
+    "runs your function on the CPU, so check tries every case there first, then on {device}."
+)
+
+
 def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
     if not callable(fn):
         hint = (
@@ -165,7 +172,12 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
             inputs = {k: _clone(v) for k, v in case.inputs.items()}
             outcome = _outcome(fn, Case(case.label, inputs))
             outcome.after = tuple(inputs.values())
-            judge_case(q, case, outcome)
+            try:
+                judge_case(q, case, outcome)
+            except _Failure as failure:
+                if device.type != "cpu" and case.device.type == "cpu":
+                    failure.details.append(("grading", _(ON_THE_CPU).format(device=device.type)))
+                raise
         _check_constraints(q, fn, cases[0])
         _check_vectorized(q, fn, gen)
     except _Failure as failure:

@@ -19,7 +19,7 @@ import torch
 
 from .._i18n import N_, _
 from .._text import fmt_shape, fmt_value, type_name
-from .._tier import Tier
+from .._tier import Tier, _untouched_template
 from ..diagnose import _gather_failure
 from ._cases import Case
 from ._result import _Failure
@@ -94,7 +94,7 @@ class Opaque:
     subclass: bool = False
 
 
-def _describe(exc: BaseException) -> dict[str, Any]:
+def _describe(fn: Callable, exc: BaseException) -> dict[str, Any]:
     text = str(exc).strip().splitlines()
     line, code = _learner_line(exc)
     return {
@@ -102,7 +102,7 @@ def _describe(exc: BaseException) -> dict[str, Any]:
         "message": text[0] if text else "",
         "line": line,
         "code": code,
-        "not_implemented": isinstance(exc, NotImplementedError),
+        "not_implemented": _untouched_template(fn, exc),
     }
 
 
@@ -110,7 +110,7 @@ def _outcome(fn: Callable, case: Case) -> Outcome:
     try:
         return Outcome(value=fn(*case.inputs.values()))
     except Exception as exc:  # noqa: BLE001 - any error in learner code is feedback
-        error = _describe(exc)
+        error = _describe(fn, exc)
         if not error["not_implemented"]:  # which rule of gather broke, if one did
             error["gather"] = _gather_failure(fn, [_clone(v) for v in case.inputs.values()])
         return Outcome(error=error)

@@ -51,6 +51,7 @@ _LABELS = (
     N_("small input"),
     N_("larger input"),
     N_("shift"),
+    N_("grading"),
 )
 
 # How a result is laid out; each language has its own punctuation (Chinese: （）：).
