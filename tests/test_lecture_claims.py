@@ -319,3 +319,64 @@ def test_gradient_flows_to_gathered_values_never_through_topk_indices(lecture_04
     selected = torch.zeros_like(scores, dtype=torch.bool).scatter(1, idx, True)
     assert (scores.grad[selected] != 0).all() and (scores.grad[~selected] == 0).all()
     assert printed(cell("04_topk_patch_selection", "d11")).splitlines()[1] == "None"
+
+
+# -- device- and version-bound sentences of lectures 01 and 04 ----------------------------------
+
+
+def test_index_select_refuses_a_2d_index_with_the_error_the_lecture_names_for_this_device():
+    """Lecture 01 (c24b/c24c): an IndexError on the CPU, a RuntimeError on CUDA (seen with
+    torch 2.11 on an H100); the cell catches both and prints what this machine raises."""
+    x, lin = torch.arange(12).reshape(3, 4), torch.tensor([[0, 5], [11, 6]])
+    with pytest.raises(IndexError, match=r"^index_select\(\): Index is supposed to be a vector$"):
+        x.index_select(1, lin)
+    if torch.cuda.is_available():
+        with pytest.raises(
+            RuntimeError, match="Index is supposed to be an empty tensor or a vector"
+        ):
+            x.cuda().index_select(1, lin.cuda())
+    source = cell("01_basic_formula", "c24b").source
+    assert "except (IndexError, RuntimeError) as err:" in source
+    text = cell("01_basic_formula", "c24c").source
+    assert "on the CPU an `IndexError`" in text and "on CUDA a `RuntimeError`" in text
+
+
+def test_dim_is_checked_first_with_the_index_on_inputs_device():
+    """Lecture 01 (c34e/c34f): with an empty index on input's device, an impossible dim is
+    the error; the cell moves the index there (on CUDA a CPU index is refused for its device)."""
+    x = torch.zeros(2, 3)
+    with pytest.raises(IndexError, match="Dimension out of range"):
+        torch.gather(x, 5, torch.zeros(0, 2, dtype=torch.long))
+    assert ".to(device)" in cell("01_basic_formula", "c34f").source
+    if torch.cuda.is_available():
+        with pytest.raises(IndexError, match="Dimension out of range"):
+            torch.gather(x.cuda(), 5, torch.zeros(0, 2, dtype=torch.long).cuda())
+        with pytest.raises(RuntimeError, match="device"):
+            torch.gather(x.cuda(), 5, torch.zeros(0, 2, dtype=torch.long))
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_fill_and_zero_write_through_a_stride0_view_where_add_and_slice_assignment_refuse(device):
+    """Lecture 04 (c12a, c12c): most in-place writes to one location several times are
+    refused; fill_ and zero_ are not, and write into the base tensor."""
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device: the CPU case holds the claim here")
+    for write in (
+        lambda v: v.add_(1),
+        lambda v: v.__setitem__((0, 1), 3),
+        lambda v: v.copy_(v + 1),
+    ):
+        base = torch.tensor([[6, 10]], device=device)
+        view = base.unsqueeze(-1).expand(-1, -1, 3)
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            write(view)
+        assert base.tolist() == [[6, 10]]
+    for value, write in ((7, lambda v: v.fill_(7)), (0, lambda v: v.zero_())):
+        base = torch.tensor([[6, 10]], device=device)
+        write(base.unsqueeze(-1).expand(-1, -1, 3))
+        assert base.tolist() == [[value, value]]
+    text = cell("04_topk_patch_selection", "c12a").source
+    assert (
+        "most in-place operations that would write one location several times are refused" in text
+    )
+    assert "`fill_` and `zero_` write through" in text
