@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 
@@ -55,6 +56,29 @@ def pytest_runtest_setup(item: pytest.Item):
         return
     with kernels_run(path.resolve()):
         yield
+
+
+# The torch the notebooks' outputs were stored with (CI's pin). A cell tagged
+# `torch-version-bound` prints what the installed torch does where releases differ (lecture 06:
+# take_along_dim wraps from 2.10 on); under another torch it runs, but its output is not
+# compared. tests/test_lecture06_claims.py holds each such behaviour to its versions.
+STORED_TORCH = next(
+    line.split("==")[1].strip()
+    for line in (Path(__file__).parent / ".ci" / "constraints.txt").read_text().splitlines()
+    if line.startswith("torch==")
+)
+VERSION_BOUND = "torch-version-bound"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    import torch
+
+    if torch.__version__.split("+")[0] == STORED_TORCH:
+        return
+    for item in items:
+        cell = getattr(item, "cell", None)
+        if cell is not None and VERSION_BOUND in cell.get("metadata", {}).get("tags", []):
+            item.options["check"] = False
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

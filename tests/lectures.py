@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import nbformat
 import pytest
+import torch
 
 from tests.helpers import ROOT
 
 NOTEBOOKS = ROOT / "notebooks"
 SEEDS = ROOT.parent / "shared" / "seeds"  # the source articles, next to a maintainer's checkout
 needs_seeds = pytest.mark.skipif(not SEEDS.is_dir(), reason="no ../shared/seeds")
+
+# The installed torch's release, (major, minor). Lecture 06: take_along_dim with a dim wraps
+# out-of-range indices from torch 2.10 on, and use_deterministic_algorithms imports the
+# compiler from 2.10 on; 2.8 and 2.9 do neither (seen with 2.8.0, 2.9.1, 2.10.0 and 2.13.0).
+TORCH = tuple(int(part) for part in torch.__version__.split("+")[0].split(".")[:2])
+TAKE_ALONG_DIM_WRAPS = TORCH >= (2, 10)
 
 
 def cells(name: str) -> list:
