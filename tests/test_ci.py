@@ -159,6 +159,23 @@ def test_sanitize_file_makes_cuda_reprs_read_like_cpu_ones():
     assert sanitize("<Figure at 0x7f3a2b4c5d60>") == "<Figure at 0xADDRESS>"
 
 
+def test_sanitize_file_reads_index_selects_refusal_alike_on_both_devices():
+    """Lecture 01 prints what this machine raises for a 2-D index_select index: the CPU's
+    IndexError here (checked against the installed torch), CUDA's RuntimeError as the first
+    GPU run printed it (../shared/gpu-run/nb_en.log). Any other message still differs."""
+    import torch
+
+    try:
+        torch.arange(12).reshape(3, 4).index_select(1, torch.tensor([[0, 5], [11, 6]]))
+    except IndexError as err:
+        cpu = f"IndexError - {err}"
+    cuda = "RuntimeError - Index is supposed to be an empty tensor or a vector"
+    assert sanitize(cpu) == sanitize(cuda) != cpu
+    assert (
+        sanitize("RuntimeError - Index is out of bounds") == "RuntimeError - Index is out of bounds"
+    )
+
+
 def compared_text(cell):
     """The outputs nbval compares for a cell, as text (images and tracebacks left out)."""
     if "nbval-ignore-output" in cell.metadata.get("tags", []):
@@ -202,3 +219,21 @@ def test_cpu_ci_installs_the_sandbox_and_refuses_to_skip_it():
     assert "apt-get install -y -qq bubblewrap" in script
     assert "export GATHER_COURSE_REQUIRE_SANDBOX=1" in script
     assert script.index("GATHER_COURSE_REQUIRE_SANDBOX") < script.index("python -m pytest")
+
+
+def test_ci_runs_the_tests_again_on_the_oldest_torch_pyproject_claims():
+    """pyproject.toml's torch floor is tested, not only claimed: .ci/run calls .ci/run-floor,
+    which reads the floor from pyproject.toml and runs the README's first two commands."""
+    ci = script_lines("run")
+    floor = "\n".join(script_lines("run-floor"))
+    assert os.access(ROOT / ".ci" / "run-floor", os.X_OK)
+    (at,) = [n for n, line in enumerate(ci) if line.startswith(readme_command("test-floor"))]
+    assert at > ci.index(readme_command("test"))
+    assert 'tomllib.load(open("pyproject.toml", "rb"))' in floor
+    assert 'sed "s/^torch==.*/torch==$floor/" .ci/constraints.txt' in floor
+    for command in ("test", "test-zh"):
+        assert f"\n{readme_command(command)}\n" in floor + "\n", command
+    import tomllib
+
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    assert [d for d in deps if re.fullmatch(r"torch>=\d+\.\d+", d)], "a floor .ci/run-floor reads"
