@@ -10,6 +10,7 @@ True
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 from ._i18n import _, language
 
@@ -25,6 +26,14 @@ _CJK_FONTS = (
 )
 
 
+# The package's own: a subset of Noto Sans CJK SC (SIL OFL 1.1, its licence beside it) with
+# every character the course draws, for a machine with none of the above (Colab, Binder, a
+# bare Linux). Registered by path: a font installed after matplotlib built its cache is not
+# seen. Made by tools/cjk_font.py.
+BUNDLED_FONT = Path(__file__).resolve().parent / "fonts" / "GatherCourseSansSC-Regular.otf"
+BUNDLED_FAMILY = "Gather Course Sans SC"
+
+
 @functools.cache
 def _cjk_font() -> str | None:
     import logging
@@ -33,6 +42,10 @@ def _cjk_font() -> str | None:
 
     installed = {font.name for font in font_manager.fontManager.ttflist}
     font = next((name for name in _CJK_FONTS if name in installed), None)
+    if font is None and BUNDLED_FONT.is_file():
+        if BUNDLED_FAMILY not in installed:
+            font_manager.fontManager.addfont(str(BUNDLED_FONT))
+        font = BUNDLED_FAMILY
     if font is not None:  # a CJK font with one weight (WenQuanYi's is 500) is no warning
         logging.getLogger("matplotlib.font_manager").addFilter(_SameFontOtherWeight(font))
     return font
@@ -55,8 +68,8 @@ class _SameFontOtherWeight:
 def figure_font() -> dict[str, list[str]]:
     """Text keywords for figures: a CJK fallback font when the learner reads Chinese.
 
-    Empty in English, and in Chinese when no CJK font is installed (figures then stay English:
-    see :func:`_fig`).
+    Empty in English, and in Chinese when no CJK font is installed and the package's own is
+    missing (figures then stay English: see :func:`_fig`).
     """
     font = _cjk_font() if language() == "zh" else None
     if font is None:

@@ -132,6 +132,15 @@ def website_build() -> ModuleType:
     return module
 
 
+@functools.cache
+def cjk_font_tool() -> ModuleType:
+    """``tools/cjk_font.py`` (a maintainer's tool, not in the package) as a module."""
+    spec = importlib.util.spec_from_file_location("cjk_font", ROOT / "tools" / "cjk_font.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def judge(referee, qid: str, cells: list[str], secret: int | None = 4321):
     """``referee``'s verdict on ``cells`` for question ``qid`` (hidden cases from ``secret``)."""
     from gather_course.grading._referee import Plan

@@ -126,6 +126,7 @@ CODE_CONSTANTS = {  # prose-looking strings that are code, not messages
     ("_figure_text.py", "Noto Sans SC"),
     ("_figure_text.py", "WenQuanYi Zen Hei"),
     ("_figure_text.py", "Source Han Sans SC"),
+    ("_figure_text.py", "Gather Course Sans SC"),  # the package's own (gather_course/fonts/)
     ("grading/_timing.py", "import itertools\nimport torch\nimport torch.nn.functional as F\n"),
     # the Colab cell's comment: written into each edition's notebooks, both languages spelled out
     ("course/_colab.py", _COLAB_EN),
