@@ -14,6 +14,7 @@ from babel.messages.catalog import Catalog
 from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po
+from markdown_it import MarkdownIt
 
 from gather_course import GatherCourseError, diagnose, exercise, explain
 from gather_course._i18n import LANG_ENV, _catalog, language
@@ -247,7 +248,10 @@ def test_a_verdict_in_each_language(monkeypatch):
     chinese, markdown = str(result), result._repr_markdown_()
     assert chinese.startswith("❌ 不正确（basics.pick_per_row）：") and "  期望值：" in chinese
     assert markdown.startswith("❌ **不正确**（`basics.pick_per_row`）：")
-    assert "\n- **期望值：**" in markdown and "提示。`.check(" in markdown  # no space after 。
+    assert "\n- **期望值**：" in markdown and "提示。`.check(" in markdown  # no space after 。
+    # CommonMark closes ** after a full-width colon only before a space: the colon goes outside
+    rendered = MarkdownIt("commonmark").render(markdown)
+    assert "**" not in re.sub(r"<code>.*?</code>", "", rendered, flags=re.S), rendered
     assert "卡住了" in chinese and "Stuck?" not in chinese
     passed = str(exercise("basics.pick_per_row").check(lambda x, cols: x.gather(1, cols)))
     assert "（随机形状、大小为 1 的维度、" in passed, passed  # a list in a sentence: 、

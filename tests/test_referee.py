@@ -377,7 +377,7 @@ def test_faked_operation_counts_cannot_satisfy_a_constraint(referee):
         "accumulate=True) if False else grad.scatter_add(dim, index, grad_out)\n"
     )
     result = _judge(referee, "friends.gather_backward", [PICK, spoof])
-    assert result.tier == T.CONSTRAINTS and "assignment into torch" in result.headline, str(result)
+    assert result.tier == T.CONSTRAINTS and "torch.save = …" in result.headline, str(result)
 
 
 def test_a_forbidden_op_behind_a_string_or_a_replayed_input_is_caught(referee):

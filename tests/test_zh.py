@@ -213,6 +213,11 @@ RETIRED = {
     "追踪结果": r"追踪结果",
     "计分练习（exercise）": r"计分练习（exercise）",
     "规则（指题目对答案的约束时）": r"\*\*规则\*\*：|题目?的?规则",
+    # gather and scatter keep their API names; a source article quoted in 「」 keeps its words
+    "收集（指 gather 时）": r"收集(?![^「」\n]*」)",
+    "分散（指 scatter 时）": r"分散(?![在于开])(?![^「」\n]*」)",  # 分散在内存里: not scatter
+    "GPU 内核、CUDA 内核": r"(?:GPU|CUDA)\s?内核",  # a GPU kernel is 核函数; 内核 is Jupyter's
+    "不声不响": r"不声不响",
 }
 
 
@@ -355,23 +360,91 @@ def test_the_retired_words_check_is_not_blind():
     assert hits == ["笔记本", "单元"]
 
 
+# A Chinese class's typical failures (basics): each student's answer to one question
+_ZH_CLASS = {
+    "loop": (  # a Python loop over elements: the operation count grows
+        "pick_per_row",
+        "def pick_per_row(x, cols):\n    out = torch.empty(cols.shape, dtype=x.dtype)\n"
+        "    for r in range(cols.shape[0]):\n        for k in range(cols.shape[1]):\n"
+        "            out[r, k] = x[r, cols[r, k]]\n    return out\n",
+    ),
+    "wrong_dim": ("pick_per_row", "def pick_per_row(x, cols):\n    return x.gather(0, cols)\n"),
+    "raises": ("pick_per_row", "def pick_per_row(x, cols):\n    return x.reshape(-1, 7)\n"),
+    "slow": (  # whole-tensor, but far slower than the solution on the large input
+        "pick_per_row",
+        "def pick_per_row(x, cols):\n    for _ in range(300):\n        out = x.gather(1, cols)\n"
+        "    return out\n",
+    ),
+    "uses_gather": (  # gather_loop must not use gather
+        "gather_loop",
+        "def gather_loop(input, dim, index):\n    return torch.gather(input, dim, index)\n",
+    ),
+}
+_TORCH_MESSAGE = re.compile(r"(抛出了 \w+：).*$", flags=re.M)  # torch's own words, untranslated
+_NOT_PROSE = re.compile(r"`[^`]*`|\[[^\]]*\]|\b\w+\.\w+\b|\b(?:float|int|uint)\d+\b")
+
+
+def _english_sentences(text: str) -> list[str]:
+    """Three Latin words in a row outside code, shapes, dotted names and torch's messages."""
+    text = _NOT_PROSE.sub(" ", _TORCH_MESSAGE.sub(r"\1", text))
+    return re.findall(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+", text)
+
+
 # nbgrader's gradebook code warns about its own SQLAlchemy session use (not ours).
 @pytest.mark.filterwarnings("ignore::sqlalchemy.exc.SAWarning")
-def test_grading_the_chinese_course_gives_the_solution_full_marks_and_a_blank_zero(tmp_path):
+@pytest.mark.classroom  # a class graded end to end (README's classroom command)
+def test_a_chinese_class_is_graded_with_chinese_feedback(tmp_path):
+    """Graded in a zh class, every failure is worded in Chinese, the gather rule a wrong dim
+    breaks and the operation counts of a loop included; the solution gets full marks, a
+    blank notebook zero."""
+    from gather_course._i18n import _, speaking
+    from tests.helpers import fill_cells
+
     course = tmp_path / "zh"
     for folder in ("solutions", "exercises"):
         shutil.copytree(ZH / folder, course / folder)
     shutil.copy2(ZH / "nbgrader_config.py", course / "nbgrader_config.py")  # the file it links
-    for student, source in [("li", "solutions"), ("wang", "exercises")]:
-        folder = course / "submitted" / student / "topk"
+    solution = nbformat.read(ZH / "solutions" / "basics" / "basics.ipynb", as_version=4)
+    blank = nbformat.read(ZH / "exercises" / "basics" / "basics.ipynb", as_version=4)
+    students = {"li": solution, "wang": blank}
+    students |= {k: fill_cells(solution, {gid: src}) for k, (gid, src) in _ZH_CLASS.items()}
+    for student, nb in students.items():
+        folder = course / "submitted" / student / "basics"
         folder.mkdir(parents=True)
-        shutil.copy2(ZH / source / "topk" / "topk.ipynb", folder / "topk.ipynb")
-    done = cli("grade", "topk", "--course", str(course), "--jobs", "1")
+        nbformat.write(nb, folder / "basics.ipynb")
+    done = cli("grade", "basics", "--course", str(course), "--jobs", "1")
     assert done.returncode == 0, done.stdout + done.stderr
-    rows = {r["student"]: r for r in csv.DictReader((course / "grades-topk.csv").open())}
-    assert rows["li"]["status"] == rows["wang"]["status"] == "graded"
+    rows = {r["student"]: r for r in csv.DictReader((course / "grades-basics.csv").open())}
+    assert {r["status"] for r in rows.values()} == {"graded"}
     assert float(rows["li"]["score"]) == float(rows["li"]["max_score"]) > 0
     assert float(rows["wang"]["score"]) == 0
+    for student in _ZH_CLASS:
+        assert float(rows[student]["score"]) < float(rows["li"]["score"]), student
+        nb = nbformat.read(course / "autograded" / student / "basics" / "basics.ipynb", 4)
+        verdicts = "\n".join(
+            o.get("evalue", "") + o.get("text", "") for c in nb.cells for o in c.get("outputs", [])
+        )
+        assert "❌" in verdicts, (student, verdicts)
+        assert not _english_sentences(verdicts), (student, _english_sentences(verdicts), verdicts)
+        with speaking("zh"):  # each failure's own detail, as the catalog words it
+            expected = {
+                "loop": _("small input"),
+                "wrong_dim": _("broken rule"),
+                "slow": _("the course's solution"),
+                "uses_gather": _("cell {cell}, line {line}").format(cell=4, line=2),
+                "raises": "RuntimeError",
+            }[student]
+        assert expected in verdicts, (student, expected, verdicts)
+        assert student == "raises" or _CJK.search(expected), expected  # the label is translated
+
+
+def test_the_english_scan_of_chinese_feedback_is_not_blind():
+    assert (
+        _english_sentences("你的函数抛出了 RuntimeError：shape '[-1, 7]' is invalid for input")
+        == []
+    )
+    assert _english_sentences("违反的规则：index[0][0] = 3 is out of range: input.size(0) is 3")
+    assert _english_sentences("较小的输入：`x: [3, 5] float32`：12 次运算") == []
 
 
 def test_the_chinese_task_cells_say_what_the_bank_says_in_chinese(monkeypatch):

@@ -57,6 +57,7 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
     jobdir = header["jobdir"]
     os.chdir(jobdir)
     os.environ["TMPDIR"] = jobdir
+    os.environ["GATHER_COURSE_LANG"] = header.get("lang", "en")  # diagnoses in the class's
     _limit(resource.RLIMIT_AS, _vm_bytes() + int(header["memory"]))
     _limit(resource.RLIMIT_CPU, int(header["job_limit"]) + 1)
     _limit(resource.RLIMIT_FSIZE, RESULT_CAP + 2**20)

@@ -22,13 +22,13 @@ from dataclasses import dataclass
 import torch
 
 from .._answer_api import OUTSIDE
-from .._i18n import N_, _, listed
+from .._i18n import N_, _, language, listed
 from .._tier import Tier
 from ..questions import exercise
 from ..questions._cases import Case
 from ..questions._judge import _shapes, judge_case
 from ..questions._question import Question
-from ..questions._result import NEVER_RAN, OPS_GROW, CheckResult, _Failure
+from ..questions._result import HIDDEN_CASE, NEVER_RAN, CheckResult, _Failure, operations_grow
 from . import _scan
 from ._failures import GraderBroken, WorkerDied, WorkerStartFailed, start_problem
 from ._frames import RESULT_CAP, TOO_LARGE
@@ -83,7 +83,7 @@ class Plan:
                 )
                 for sizes in q.large_sizes if k % 2 == 0 else q.sizes:
                     case = q.build(hidden, sizes)
-                    cases.append(Case(f"hidden case: {case.label}", case.inputs))
+                    cases.append(Case(HIDDEN_CASE.format(label=case.label), case.inputs))
         timing_seed = (
             secrets.randbits(63)  # a check: nobody knows it before the cells have run
             if secret is None
@@ -136,6 +136,7 @@ class Referee(_TimingConstraint):
         header = {
             "cells": cells,
             "function": function,
+            "lang": language(),  # the job words a gather's diagnosis in the class's language
             "cpu_cap": cpu_cap,
             "call_limit": self.call_limit,
             "memory": self.memory,
@@ -215,21 +216,9 @@ class Referee(_TimingConstraint):
             self._constraints(q, sub, ran)
             if q.vectorized:
                 small, big = (_outcome(r).ops or {} for r in results[-2:])
-                if sum(big.values()) > sum(small.values()):
-                    raise _Failure(
-                        Tier.NOT_VECTORIZED,
-                        _(OPS_GROW),
-                        [
-                            (
-                                "small input",
-                                f"{_shapes(scaling[0])}: {sum(small.values())} operations",
-                            ),
-                            (
-                                "larger input",
-                                f"{_shapes(scaling[1])}: {sum(big.values())} operations",
-                            ),
-                        ],
-                    )
+                n_small, n_big = sum(small.values()), sum(big.values())
+                if n_big > n_small:
+                    raise operations_grow(_shapes(scaling[0]), n_small, _shapes(scaling[1]), n_big)
                 self._timing(q, sub, plan.timing_seed)
         except _Failure as failure:
             return failure.result(q)
@@ -290,7 +279,11 @@ class Referee(_TimingConstraint):
         used = _scan.names_used(code, forbidden, _scan.own_names(sub.cells))
         ran = [op for op in q.forbid if ops.get(op)]
         if used or ran:
-            what = f"`{used[0].name}` ({used[0].where})" if used else f"`{ran[0]}`"
+            what = (
+                _("{name} ({where})").format(name=f"`{used[0].name}`", where=used[0].where)
+                if used
+                else f"`{ran[0]}`"
+            )
             raise _Failure(
                 Tier.CONSTRAINTS,
                 _(

@@ -13,6 +13,7 @@ import ast
 from dataclasses import dataclass
 
 from .._answer_api import BANK_NAMES, PUBLIC, PUBLIC_MODULES
+from .._i18n import _
 
 # Ways around a name-based constraint: computed access, torch's internals, other array libraries,
 # other threads and processes.
@@ -61,10 +62,16 @@ _ESCAPE_ATTRS = {"ops", "library", "jit", "fx", "numpy", "compile"}
 
 @dataclass(frozen=True)
 class Finding:
-    """One name in the scanned code: what it is and where (``cell 2, line 3``)."""
+    """One name in the scanned code: what it is, and where (its cell and line)."""
 
     name: str
-    where: str
+    cell: int
+    line: int | str
+
+    @property
+    def where(self) -> str:
+        """``cell 2, line 3``, in the learner's language."""
+        return _("cell {cell}, line {line}").format(cell=self.cell, line=self.line)
 
 
 def _parse(cells: list[str]) -> list[tuple[int, ast.stmt]]:
@@ -166,7 +173,7 @@ def reachable(cells: list[str], function: str) -> list[tuple[int, ast.stmt]]:
     stmts = _parse(cells)
     binds: dict[str, list[int]] = {}
     keep: set[int] = set()
-    for i, (_, stmt) in enumerate(stmts):
+    for i, (_cell, stmt) in enumerate(stmts):
         if _is_patch(stmt):
             keep.add(i)
         for name in _bound(stmt):
@@ -188,14 +195,21 @@ def reachable(cells: list[str], function: str) -> list[tuple[int, ast.stmt]]:
 def own_names(cells: list[str]) -> set[str]:
     """Names the learner defines with ``def``, ``class`` or an assignment (not imports)."""
     found: set[str] = set()
-    for _, stmt in _parse(cells):
+    for _cell, stmt in _parse(cells):
         if not isinstance(stmt, (ast.Import, ast.ImportFrom)):
             found |= _bound(stmt)
     return found
 
 
-def _where(cell: int, node: ast.AST) -> str:
-    return f"cell {cell}, line {getattr(node, 'lineno', '?')}"
+def _assignment(node: ast.AST, target: ast.expr) -> str:
+    """An assignment (or ``del``) as the code it is: ``torch.Tensor.pick = …``."""
+    if isinstance(node, ast.Delete):
+        return f"del {ast.unparse(target)}"
+    return f"{ast.unparse(target)} = …"
+
+
+def _where(cell: int, node: ast.AST) -> tuple[int, int | str]:
+    return cell, getattr(node, "lineno", "?")
 
 
 def names_used(
@@ -215,7 +229,7 @@ def names_used(
                 names = [node.attr]
             elif isinstance(node, ast.alias):
                 names = [node.name.split(".")[-1], node.asname or ""]
-            found += [Finding(n, _where(cell, node)) for n in names if n in wanted]
+            found += [Finding(n, *_where(cell, node)) for n in names if n in wanted]
     return found
 
 
@@ -250,7 +264,7 @@ def _hatches(cell: int, nodes: list[ast.AST], imported: set[str] = frozenset()) 
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete)):
             targets = node.targets if isinstance(node, (ast.Assign, ast.Delete)) else [node.target]
             found += [
-                Finding(f"an assignment into {_root(t)}", _where(cell, node))
+                Finding(_assignment(node, t), *_where(cell, node))
                 for t in targets
                 if isinstance(t, (ast.Attribute, ast.Subscript)) and _root(t) in imported
             ]
@@ -259,14 +273,14 @@ def _hatches(cell: int, nodes: list[ast.AST], imported: set[str] = frozenset()) 
             and isinstance(node.func, ast.Name)
             and node.func.id in _DYNAMIC_CALLS
         ):
-            found.append(Finding(f"{node.func.id}()", _where(cell, node)))
+            found.append(Finding(f"{node.func.id}()", *_where(cell, node)))
         elif isinstance(node, ast.Attribute) and (
             node.attr.startswith("_") or node.attr in _ESCAPE_ATTRS
         ):
-            found.append(Finding(f".{node.attr}", _where(cell, node)))
+            found.append(Finding(f".{node.attr}", *_where(cell, node)))
         elif isinstance(node, ast.Import):
             found += [
-                Finding(f"import {a.name}", _where(cell, node))
+                Finding(f"import {a.name}", *_where(cell, node))
                 for a in node.names
                 if a.name.split(".")[0] in _ESCAPE_MODULES
             ]
@@ -275,11 +289,11 @@ def _hatches(cell: int, nodes: list[ast.AST], imported: set[str] = frozenset()) 
             and node.module
             and node.module.split(".")[0] in _ESCAPE_MODULES
         ):
-            found.append(Finding(f"from {node.module} import", _where(cell, node)))
+            found.append(Finding(f"from {node.module} import", *_where(cell, node)))
         elif (
             isinstance(node, ast.Name) and node.id.startswith("__") and node.id not in ("__name__",)
         ):
-            found.append(Finding(node.id, _where(cell, node)))
+            found.append(Finding(node.id, *_where(cell, node)))
     return found
 
 
@@ -305,16 +319,16 @@ def course_internals(code: list[tuple[int, ast.stmt]]) -> list[Finding]:
                     if parts[0] == "gather_course":
                         packages.add(a.asname or "gather_course")
                         if len(parts) > 1 and parts[1] not in _PUBLIC_MODULES:
-                            found.append(Finding(a.name, _where(cell, node)))
+                            found.append(Finding(a.name, *_where(cell, node)))
             elif isinstance(node, ast.ImportFrom) and node.module:
                 parts = node.module.split(".")
                 if parts[0] != "gather_course" or node.level:
                     continue
                 if len(parts) > 1 and parts[1] not in _PUBLIC_MODULES:
-                    found.append(Finding(node.module, _where(cell, node)))
+                    found.append(Finding(node.module, *_where(cell, node)))
                 elif len(parts) == 1:
                     found += [
-                        Finding(f"gather_course.{a.name}", _where(cell, node))
+                        Finding(f"gather_course.{a.name}", *_where(cell, node))
                         for a in node.names
                         if a.name not in _PUBLIC_NAMES | _COURSE_ONLY
                     ]
@@ -326,8 +340,8 @@ def course_internals(code: list[tuple[int, ast.stmt]]) -> list[Finding]:
                 and node.value.id in packages
                 and node.attr not in _PUBLIC_NAMES
             ):
-                found.append(Finding(f"gather_course.{node.attr}", _where(cell, node)))
+                found.append(Finding(f"gather_course.{node.attr}", *_where(cell, node)))
             elif isinstance(node, ast.Name) and node.id in _COURSE_ONLY:
                 if isinstance(node.ctx, ast.Load):
-                    found.append(Finding(node.id, _where(cell, node)))
+                    found.append(Finding(node.id, *_where(cell, node)))
     return found

@@ -170,6 +170,7 @@ def _run_job(
         _sweep(time.monotonic() + 5)
         return {"status": "grader: no job process started"}, b""
     job = {k: header[k] for k in ("cells", "function", "call_limit", "memory", "job_limit")}
+    job["lang"] = "zh" if header.get("lang") == "zh" else "en"
     job["jobdir"], job["timing"] = jobdir, later is not None
     try:
         write_frame(mine.fileno(), job, payload)
@@ -327,8 +328,11 @@ def _template(control: socket.socket, ready_w: int) -> None:
     import torch
 
     torch.set_num_threads(1)
+    from gather_course._i18n import _catalog
     from gather_course._opcount import _OpCounter
     from gather_course.diagnose import _gather_failure  # noqa: F401 - warm: errors use it
+
+    _catalog("zh")  # read once here: a job that words a diagnosis in Chinese reads nothing
 
     _job._FROMBUFFER = torch.frombuffer
     with _OpCounter():  # torch's one-time set-up, paid here

@@ -23,7 +23,7 @@ from .._tier import Tier
 from ..device import default_device
 from ._cases import Case
 from ._judge import _call, _clone, _outcome, _shapes, judge_case
-from ._result import NEVER_RAN, OPS_GROW, CheckResult, _Failure
+from ._result import NEVER_RAN, CheckResult, _Failure, operations_grow
 
 if TYPE_CHECKING:
     from ._question import Question
@@ -119,20 +119,7 @@ def _check_vectorized(q: Question, fn: Callable, gen: torch.Generator) -> None:
     small, big = (q.build(gen, sizes) for sizes in q.scaling)
     n_small, n_big = _count_ops(fn, small), _count_ops(fn, big)
     if n_big > n_small:
-        raise _Failure(
-            Tier.NOT_VECTORIZED,
-            _(OPS_GROW),
-            [
-                (
-                    "small input",
-                    _("{shapes}: {n} operations").format(shapes=_shapes(small), n=n_small),
-                ),
-                (
-                    "larger input",
-                    _("{shapes}: {n} operations").format(shapes=_shapes(big), n=n_big),
-                ),
-            ],
-        )
+        raise operations_grow(_shapes(small), n_small, _shapes(big), n_big)
 
 
 # Said where a case on the CPU fails on a machine with a GPU: an answer that works only

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .._i18n import N_, _
-from .._text import fmt_shape, fmt_value, type_name
+from .._text import fmt_shape, fmt_value, sentences, type_name
 from .._tier import Tier, _untouched_template
 from ..diagnose import _gather_failure
 from ._cases import Case
@@ -219,13 +219,17 @@ def _compare_one(
             base,
         )
     if not isinstance(out, torch.Tensor):
-        tip = " " + _("Did you forget `return`?") if out is None else ""
+        tip = _("Did you forget `return`?") if out is None else ""
         raise _Failure(
             Tier.WRONG_TYPE,
-            _("Expected `{name}` to be a torch.Tensor, got {got}.").format(
-                name=name, got=type_name(out)
-            )
-            + tip,
+            sentences(
+                [
+                    _("Expected `{name}` to be a torch.Tensor, got {got}.").format(
+                        name=name, got=type_name(out)
+                    ),
+                    *([tip] if tip else []),
+                ]
+            ),
             base,
         )
     if type(out) is not torch.Tensor:  # a subclass could override == and fake the values
@@ -240,10 +244,14 @@ def _compare_one(
     if out.shape != exp.shape:
         raise _Failure(
             Tier.WRONG_SHAPE,
-            _("Expected `{name}` of shape {want}, got {got}.").format(
-                name=name, want=list(exp.shape), got=list(out.shape)
-            )
-            + _shape_tip(exp.shape, out.shape),
+            sentences(
+                [
+                    _("Expected `{name}` of shape {want}, got {got}.").format(
+                        name=name, want=list(exp.shape), got=list(out.shape)
+                    ),
+                    *filter(None, [_shape_tip(exp.shape, out.shape)]),
+                ]
+            ),
             base,
         )
     allowed = q.dtypes.get(name, (exp.dtype,))

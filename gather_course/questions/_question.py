@@ -12,7 +12,7 @@ import torch
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
-from .._text import type_name
+from .._text import sentences, type_name
 from ._cases import Case
 from ._check import run_check
 from ._knobs import Family, Variant
@@ -334,12 +334,15 @@ def exercise(qid: str, variant: str = "public") -> Question:
         )
     if qid not in _REGISTRY:
         close = difflib.get_close_matches(qid, _REGISTRY, n=1)
-        tip = " " + _("Did you mean {qid}?").format(qid=repr(close[0])) if close else ""
+        tip = [_("Did you mean {qid}?").format(qid=repr(close[0]))] if close else []
         raise GatherCourseError(
-            _("no question {qid}.").format(qid=repr(qid))
-            + tip
-            + " "
-            + _("Known ids: {ids}.").format(ids=", ".join(sorted(_REGISTRY)))
+            sentences(
+                [
+                    _("no question {qid}.").format(qid=repr(qid)),
+                    *tip,
+                    _("Known ids: {ids}.").format(ids=", ".join(sorted(_REGISTRY))),
+                ]
+            )
         )
     return _REGISTRY[qid].variant(variant)
 

@@ -12,6 +12,7 @@ from the worker's data, so what ``check`` says is what grading gives.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -65,6 +66,9 @@ OPS_GROW = N_(  # translated where it is raised: _(OPS_GROW)
     "size, which means a Python loop over elements. Replace the loop by whole-tensor "
     "operations (gather, indexing)."
 )
+
+HIDDEN_CASE = N_("hidden case: {label}")  # a grading case's label; shown translated
+
 
 NEVER_RAN = N_(  # the required op never ran: _(NEVER_RAN).format(ops=..., op=...)
     "Your values are right, but this question asks you to use {ops}: your function never "
@@ -180,8 +184,13 @@ class _CheckFailed(AssertionError):
         return [f"\x1b[1;31m{first}\x1b[0m", *rest]
 
 
+_HIDDEN_LABEL = re.compile(re.escape(HIDDEN_CASE).replace(re.escape("{label}"), "(.*)"))
+
+
 def _detail(key: str, value: str) -> str:
     """A detail's value as shown: a case's label is the bank's text, so it is translated."""
+    if key == "case" and (hidden := _HIDDEN_LABEL.fullmatch(value)):
+        return _(HIDDEN_CASE).format(label=_(hidden.group(1)))
     return _(value) if key in ("case", "values") else value
 
 
@@ -224,3 +233,16 @@ class _Failure(Exception):
             sentences(advice),
             _pair=self.pair,
         )
+
+
+def operations_grow(small: str, n_small: int, big: str, n_big: int) -> _Failure:
+    """The verdict of an answer whose tensor operations grow with its input (a Python loop),
+    worded once for the check and the referee: the two inputs' shapes and counts."""
+    return _Failure(
+        Tier.NOT_VECTORIZED,
+        _(OPS_GROW),
+        [
+            ("small input", _("{shapes}: {n} operations").format(shapes=small, n=n_small)),
+            ("larger input", _("{shapes}: {n} operations").format(shapes=big, n=n_big)),
+        ],
+    )

@@ -145,10 +145,11 @@ def _output_shift(e: torch.Tensor, o: torch.Tensor) -> tuple[int, int] | None:
 
 
 def _shape_tip(want: torch.Size, got: torch.Size) -> str:
+    """A sentence on what a wrong shape suggests, or '' (joined with ``_text.sentences``)."""
     if tuple(got) == tuple(want) + (1,):
-        return " " + _("It has an extra trailing dim of size 1: a missing .squeeze(-1)?")
+        return _("It has an extra trailing dim of size 1: a missing .squeeze(-1)?")
     if tuple(got[:-1]) == tuple(want) or (len(got) == len(want) + 1 and 1 in got):
-        return " " + _("It has an extra dim of size 1: squeeze it away.")
+        return _("It has an extra dim of size 1: squeeze it away.")
     if len(got) == len(want) and sorted(got) == sorted(want):
-        return " " + _("Same sizes in another order: check which dim you gathered along.")
+        return _("Same sizes in another order: check which dim you gathered along.")
     return ""
