@@ -1,6 +1,6 @@
 """What several test files share: the repository root, the README's commands, the CLI
-runner, a random gather call, and the text check of pictures. Test files import from here,
-never from each other."""
+runner, a random gather call, the text check of pictures, and a learner's JupyterLab
+(``started_lab``). Test files import from here, never from each other."""
 
 from __future__ import annotations
 
@@ -9,16 +9,24 @@ import functools
 import importlib.util
 import io
 import itertools
+import json
 import os
 import random
 import re
+import secrets
+import signal
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import pytest
 import torch
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -173,3 +181,126 @@ def fill_cells(
     cells += [nbformat.v4.new_code_cell(src) for src in extra]
     nb.cells = cells
     return nb
+
+
+# --- a learner's JupyterLab: gather-course start, the README's open command -------------------
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    work: Path  # the learner's working copy, JupyterLab's root
+
+    def tree(self, rel: str) -> str:
+        return f"{self.url}/lab/tree/{rel}?reset&token={self.token}"
+
+    def shut_down_kernels(self) -> None:
+        """End every notebook session (its kernel), as closing a notebook and its kernel does."""
+
+        def call(method: str, path: str):
+            request = urllib.request.Request(
+                f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
+            )
+            with urllib.request.urlopen(request, timeout=30) as reply:
+                return reply.read()
+
+        for session in json.loads(call("GET", "/api/sessions")):
+            call("DELETE", f"/api/sessions/{session['id']}")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def lab_settings(config: Path) -> None:
+    """JupyterLab user settings in the test's own JUPYTER_CONFIG_DIR: every cell rendered
+    (no windowing), no news or update pop-up over the page."""
+    user = config / "lab" / "user-settings" / "@jupyterlab"
+    for ext, name, value in [
+        ("notebook-extension", "tracker", {"windowingMode": "none"}),
+        ("apputils-extension", "notification", {"fetchNews": "false", "checkForUpdates": False}),
+    ]:
+        (user / ext).mkdir(parents=True, exist_ok=True)
+        (user / ext / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
+
+
+@contextlib.contextmanager
+def started_lab(tmp: Path, *start: str, bindir: Path | None = None, student: str = ""):
+    """`gather-course start` as a learner runs it (``start``: its options), from ``bindir``
+    (default: this interpreter's), with its own Jupyter folders under ``tmp`` and a working
+    copy ``tmp/work``, on a free port of the loopback; the Lab it serves, shut down with its
+    kernels after. ``student``: GATHER_COURSE_STUDENT (a class notebook's student)."""
+    bindir = bindir or Path(sys.executable).parent
+    env = dict(
+        os.environ,
+        JUPYTER_CONFIG_DIR=str(tmp / "config"),
+        JUPYTER_DATA_DIR=str(tmp / "data"),
+        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
+        IPYTHONDIR=str(tmp / "ipython"),
+        PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
+        GATHER_COURSE_STUDENT=student,  # a class notebook's student (public ones ignore it)
+    )
+    env.pop("JUPYTERHUB_USER", None)
+    lab_settings(tmp / "config")
+    port, token = free_port(), secrets.token_hex(16)
+    work = tmp / "work"
+    command = [
+        str(bindir / "gather-course"),
+        "start",
+        str(work),
+        *start,
+        "--",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.token={token}",
+        "--allow-root",
+    ]
+    log = tmp / "jupyter.log"
+    with open(log, "wb") as out:
+        server = subprocess.Popen(
+            command,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if server.poll() is not None:
+                pytest.fail(
+                    f"`gather-course start` exited ({server.returncode}):\n"
+                    + log.read_text(errors="replace")[-3000:],
+                    pytrace=False,
+                )
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail(
+                        "JupyterLab did not answer in 90 s:\n"
+                        + log.read_text(errors="replace")[-3000:],
+                        pytrace=False,
+                    )
+                time.sleep(0.2)
+        yield Lab(url, token, work)
+    finally:
+        # The server leads its own process group (start_new_session), its kernels in it.
+        try:
+            os.killpg(server.pid, signal.SIGTERM)  # JupyterLab shuts its kernels down
+            server.wait(15)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            pass
+        try:
+            os.killpg(server.pid, signal.SIGKILL)  # anything of the group still there
+        except ProcessLookupError:
+            pass
+        server.wait(5)

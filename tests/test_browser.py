@@ -16,22 +16,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import tomllib
 import yaml
 
-from tests.helpers import ROOT, website_build
+from tests.helpers import ROOT, Lab, started_lab, website_build
+
+pytestmark = pytest.mark.browser  # README's browser command: a Chromium, a JupyterLab
 
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_BROWSER") == "1"
 SHOTS = Path(os.environ.get("GATHER_COURSE_SCREENSHOTS") or ROOT / "artifacts" / "browser")
@@ -69,47 +63,6 @@ find_browser = website_build().find_browser
 # --- the server: gather-course start, the README's open command ------------------------------
 
 
-@dataclass
-class Lab:
-    url: str
-    token: str
-    work: Path  # the learner's working copy, JupyterLab's root
-
-    def tree(self, rel: str) -> str:
-        return f"{self.url}/lab/tree/{rel}?reset&token={self.token}"
-
-    def shut_down_kernels(self) -> None:
-        """End every notebook session (its kernel), as closing a notebook and its kernel does."""
-
-        def call(method: str, path: str):
-            request = urllib.request.Request(
-                f"{self.url}{path}", method=method, headers={"Authorization": f"token {self.token}"}
-            )
-            with urllib.request.urlopen(request, timeout=30) as reply:
-                return reply.read()
-
-        for session in json.loads(call("GET", "/api/sessions")):
-            call("DELETE", f"/api/sessions/{session['id']}")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _settings(config: Path) -> None:
-    """JupyterLab user settings in the test's own JUPYTER_CONFIG_DIR: every cell rendered
-    (no windowing), no news or update pop-up over the page."""
-    user = config / "lab" / "user-settings" / "@jupyterlab"
-    for ext, name, value in [
-        ("notebook-extension", "tracker", {"windowingMode": "none"}),
-        ("apputils-extension", "notification", {"fetchNews": "false", "checkForUpdates": False}),
-    ]:
-        (user / ext).mkdir(parents=True, exist_ok=True)
-        (user / ext / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
-
-
 @pytest.fixture(scope="module")
 def chromium_path() -> str:
     try:
@@ -129,77 +82,8 @@ def chromium_path() -> str:
 
 @pytest.fixture(scope="module")
 def lab(chromium_path, tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("lab")
-    bindir = Path(sys.executable).parent
-    env = dict(
-        os.environ,
-        JUPYTER_CONFIG_DIR=str(tmp / "config"),
-        JUPYTER_DATA_DIR=str(tmp / "data"),
-        JUPYTER_RUNTIME_DIR=str(tmp / "runtime"),
-        IPYTHONDIR=str(tmp / "ipython"),
-        PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}",
-        GATHER_COURSE_STUDENT=CLASS_STUDENT,  # a class notebook's student (public ones ignore it)
-    )
-    env.pop("JUPYTERHUB_USER", None)
-    _settings(tmp / "config")
-    port, token = _free_port(), secrets.token_hex(16)
-    work = tmp / "work"
-    command = [
-        str(bindir / "gather-course"),
-        "start",
-        str(work),
-        "--",
-        "--no-browser",
-        f"--port={port}",
-        "--ServerApp.port_retries=0",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.token={token}",
-        "--allow-root",
-    ]
-    log = tmp / "jupyter.log"
-    with open(log, "wb") as out:
-        server = subprocess.Popen(
-            command,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            if server.poll() is not None:
-                pytest.fail(
-                    f"`gather-course start` exited ({server.returncode}):\n"
-                    + log.read_text(errors="replace")[-3000:],
-                    pytrace=False,
-                )
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        "JupyterLab did not answer in 90 s:\n"
-                        + log.read_text(errors="replace")[-3000:],
-                        pytrace=False,
-                    )
-                time.sleep(0.2)
-        yield Lab(url, token, work)
-    finally:
-        # The server leads its own process group (start_new_session), its kernels in it.
-        try:
-            os.killpg(server.pid, signal.SIGTERM)  # JupyterLab shuts its kernels down
-            server.wait(15)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            pass
-        try:
-            os.killpg(server.pid, signal.SIGKILL)  # anything of the group still there
-        except ProcessLookupError:
-            pass
-        server.wait(5)
+    with started_lab(tmp_path_factory.mktemp("lab"), student=CLASS_STUDENT) as started:
+        yield started
 
 
 @pytest.fixture(scope="module")

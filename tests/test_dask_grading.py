@@ -8,7 +8,6 @@ import csv
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import pytest
 
 from gather_course.grading._sandbox import isolation
 from tests import test_grading_e2e as e2e
+from tests.helpers import free_port
 
 pytest.importorskip("distributed")
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,12 +61,6 @@ def _results(root: Path) -> list[dict]:
     path = root / ".grading" / "basics.jsonl"
     lines = path.read_text().splitlines() if path.is_file() else []
     return [json.loads(line) for line in lines if line.strip()]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _start(*args: str) -> subprocess.Popen:
@@ -168,7 +162,7 @@ def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxe
     """A worker killed mid-class: the job it had is judged again elsewhere, in the same run.
     The scheduler killed: the run stops with a clear error, and a rerun on a new cluster
     grades only the rest."""
-    port = _free_port()
+    port = free_port()
     procs = _cluster(port, 2)
     try:
         # 1. w1 dies in the middle of a job: the run still grades everyone, each once
@@ -205,7 +199,7 @@ def test_a_killed_worker_then_a_killed_scheduler_lose_nothing(tmp_path, sandboxe
         for proc in procs:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-    port = _free_port()
+    port = free_port()
     procs = _cluster(port, 1)
     try:
         rerun = _grade(root, f"tcp://127.0.0.1:{port}")

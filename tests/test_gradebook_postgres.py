@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,7 @@ import nbformat
 import pytest
 
 from tests import test_grading_e2e as e2e
+from tests.helpers import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.classroom  # README: python -m pytest -m classroom tests
@@ -26,12 +26,6 @@ REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_POSTGRES", "") not in ("", "0")
 def _bindir() -> Path | None:
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     return found[-1].parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +57,7 @@ def postgres() -> Iterator[str]:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stdout + done.stderr
 
-    port = _free_port()
+    port = free_port()
     run(bindir / "initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8")
     options = f"-p {port} -k {sock} -c listen_addresses=''"
     run(bindir / "pg_ctl", "-D", data, "-o", options, "-l", base / "server.log", "-w", "start")

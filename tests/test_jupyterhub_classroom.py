@@ -17,7 +17,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,7 +28,7 @@ import pytest
 
 from gather_course import exercise
 from tests import test_browser as tb
-from tests.helpers import ROOT
+from tests.helpers import ROOT, free_port, lab_settings
 
 pytestmark = pytest.mark.classroom  # README: python -m pytest -m classroom tests
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_HUB", "") not in ("", "0")
@@ -39,12 +38,6 @@ COURSE_ID = "gather-101"
 STUDENTS = {"ana": "right", "ben": "partly wrong", "cai": "blank"}
 IMPORTS = "import torch\n\n"
 chromium_path = tb.chromium_path  # the browser test's fixture: the same Chromium
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _missing(why: str) -> None:
@@ -158,11 +151,11 @@ def classroom(chromium_path, tmp_path_factory):
     for user in STUDENTS:
         (base / "homes" / user).mkdir(parents=True)
         (base / "homes" / user / "nbgrader_config.py").write_text(STUDENT_CONFIG.format(**values))
-    tb._settings(base / "jupyter")
+    lab_settings(base / "jupyter")
     for name, text in STUDENT_LAB.items():  # what docs/jupyterhub.md tells a hub to install
         (base / "jupyter" / name).parent.mkdir(parents=True, exist_ok=True)
         (base / "jupyter" / name).write_text(text)
-    port, hub_port = _free_port(), _free_port()
+    port, hub_port = free_port(), free_port()
     args = ["--allow-root"] if os.geteuid() == 0 else []
     (base / "jupyterhub_config.py").write_text(
         HUB_CONFIG.format(

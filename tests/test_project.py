@@ -57,6 +57,7 @@ def test_ci_runs_the_readme_commands_verbatim():
     assert readme_command("test-setup") in ci
     assert readme_command("test") in ci
     assert any(line.startswith(readme_command("test-zh")) for line in ci)
+    assert any(line.startswith(readme_command("test-browser")) for line in ci)
     assert any(line.startswith(readme_command("test-classroom")) for line in ci)
     assert any(line.startswith(readme_command("test-wheel")) for line in ci)
     assert readme_command("test-setup").endswith('python -m pip install -e ".[test]"')

@@ -12,8 +12,10 @@ import nbformat
 import pytest
 
 from gather_course import exercise
-from tests.helpers import ROOT, fill_cells
+from tests.helpers import ROOT, fill_cells, started_lab, website_build
 from tests.variant_solutions import answer_lines, squeeze
+
+SHOTS = Path(os.environ.get("GATHER_COURSE_SCREENSHOTS") or ROOT / "artifacts" / "browser")
 
 
 @pytest.fixture(scope="module")
@@ -160,11 +162,11 @@ def _solve(exercise_path: Path, assignment: str) -> None:
     nbformat.write(fill_cells(nbformat.read(exercise_path, 4), answers), exercise_path)
 
 
-@pytest.mark.wheel
-def test_pip_install_of_the_wheel_then_start_check_and_progress_from_any_folder(
-    tmp_path, wheel_path
-):
-    """The learner with no clone: a fresh venv outside the repository, the CI torch pin."""
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, wheel_path) -> tuple[Path, dict[str, str]]:
+    """The learner with no clone: the wheel pip-installed into a fresh venv outside the
+    repository (the CI torch pin); the venv and the learner's environment (a HOME of its own)."""
+    tmp_path = tmp_path_factory.mktemp("installed")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     env = {
@@ -181,6 +183,16 @@ def test_pip_install_of_the_wheel_then_start_check_and_progress_from_any_folder(
     home = tmp_path / "home"
     home.mkdir()
     env["HOME"] = str(home)
+    return venv, env
+
+
+@pytest.mark.wheel
+def test_pip_install_of_the_wheel_then_start_check_and_progress_from_any_folder(
+    tmp_path, installed
+):
+    """The learner with no clone: start, check and progress from the installed wheel."""
+    venv, env = installed
+    home = Path(env["HOME"])
 
     def run(*args: str, cwd: Path = home) -> subprocess.CompletedProcess:
         return subprocess.run(
@@ -224,3 +236,39 @@ def test_pip_install_of_the_wheel_then_start_check_and_progress_from_any_folder(
     ), elsewhere.stdout
     assert "basics   3 of 3 questions pass" in elsewhere.stdout
     assert (home / ".local/share/gather-course/last-working-copy.json").is_file()
+
+
+@pytest.mark.wheel
+def test_the_wheels_start_lang_zh_opens_jupyterlab_in_chinese(tmp_path, installed):
+    """`gather-course start --lang zh` from the installed wheel opens JupyterLab with its
+    Simplified Chinese language pack (a dependency of the wheel): menus in Chinese, the
+    Chinese lecture open. Needs Chromium, like tests/test_browser.py."""
+    from playwright.sync_api import sync_playwright
+
+    venv, env = installed
+    chromium = website_build().find_browser()
+    if chromium is None:
+        (pytest.fail if os.environ.get("GATHER_COURSE_REQUIRE_BROWSER") else pytest.skip)(
+            "no Chromium on PATH: apt-get install chromium"
+        )
+    with (
+        started_lab(tmp_path, "--lang", "zh", bindir=venv / "bin") as zh_lab,
+        sync_playwright() as pw,
+    ):
+        browser = pw.chromium.launch(executable_path=chromium)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.set_default_timeout(60_000)
+            page.goto(zh_lab.tree("notebooks/01_basic_formula.ipynb"))
+            menubar = page.locator("#jp-menu-panel, .lm-MenuBar-content").first
+            menubar.wait_for()
+            heading = page.locator(".jp-RenderedMarkdown h1").first
+            heading.wait_for()
+            assert "的公式与形状规则" in heading.inner_text()  # the Chinese lecture itself
+            labels = menubar.inner_text()
+            SHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SHOTS / "zh_jupyterlab.png"))
+        finally:
+            browser.close()
+    assert "文件" in labels and "编辑" in labels, labels
+    assert "File" not in labels, labels

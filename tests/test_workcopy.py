@@ -95,6 +95,29 @@ def test_lab_command_adds_the_learner_settings_in_front(tmp_path, monkeypatch):
     assert env["PATH"].split(os.pathsep)[0] == os.path.dirname(sys.executable)
 
 
+def test_a_chinese_working_copy_opens_jupyterlab_in_chinese(tmp_path):
+    """Only the zh edition's JupyterLab gets the Chinese default (a setting the learner can
+    change), the file docs/jupyterhub.md gives a zh class; the language pack is installed."""
+    import importlib.metadata
+    import json
+    import re
+
+    from gather_course.course._workcopy import LAB_SETTINGS_ZH, working_copy_language
+
+    zh = make_working_copy(tmp_path / "zh", lang="zh").folder
+    en = make_working_copy(tmp_path / "en", lang="en").folder
+    assert (working_copy_language(zh), working_copy_language(en)) == ("zh", "en")
+    flag = f"--LabApp.app_settings_dir={LAB_SETTINGS_ZH}"
+    assert flag in lab_command(zh, [], lang="zh")[0]
+    assert flag not in lab_command(en, [], lang="en")[0]
+    overrides = json.loads((LAB_SETTINGS_ZH / "overrides.json").read_text())
+    assert overrides == {"@jupyterlab/translation-extension:plugin": {"locale": "zh_CN"}}
+    guide = (ROOT / "docs" / "jupyterhub.md").read_text(encoding="utf-8")
+    found = re.search(r"### A class in Chinese.*?```json\n(.*?)^```", guide, re.S | re.M)
+    assert found and json.loads(found.group(1)) == overrides
+    assert importlib.metadata.version("jupyterlab-language-pack-zh-CN")
+
+
 @pytest.mark.parametrize("root", [True, False])
 def test_lab_command_allows_root_only_as_root(tmp_path, monkeypatch, root):
     from gather_course.course import _workcopy

@@ -109,6 +109,7 @@ def _start_in_language(args: argparse.Namespace) -> int:
         make_working_copy,
         remember,
         running_as_root,
+        working_copy_language,
     )
 
     copied = make_working_copy(args.dir, lang=args.lang)
@@ -126,7 +127,7 @@ def _start_in_language(args: argparse.Namespace) -> int:
         shown = f"{args.dir or DEFAULT_DIR}" + (f" --lang {args.lang}" if args.lang else "")
         print(_("Open it with: gather-course start {where}").format(where=shown))
         return 0
-    command, env = lab_command(where, args.lab_args)
+    command, env = lab_command(where, args.lab_args, lang=working_copy_language(where))
     if running_as_root():
         print(_("Running as root (as in a container): JupyterLab starts with --allow-root."))
     print(_("Opening JupyterLab in {where} (stop it with Ctrl+C).").format(where=where), flush=True)

@@ -152,6 +152,11 @@ def _edition_of(marker: Path) -> str | None:
         return "en"
 
 
+def working_copy_language(folder: Path) -> str:
+    """The edition of the working copy at ``folder``: ``zh`` or ``en``."""
+    return _edition_of(folder / MARKER) or "en"
+
+
 STATE = "last-working-copy.json"
 
 
@@ -220,12 +225,21 @@ def running_as_root() -> bool:
     return hasattr(os, "geteuid") and os.geteuid() == 0
 
 
-def lab_command(folder: Path, extra: list[str]) -> tuple[list[str], dict[str, str]]:
+# JupyterLab's defaults for a Chinese working copy: its Simplified Chinese language pack
+# (jupyterlab-language-pack-zh-CN, a dependency). Defaults only: a learner's own choice of
+# language in Settings → Language still wins.
+LAB_SETTINGS_ZH = LEARNER_CONFIG / "lab_settings_zh"
+
+
+def lab_command(
+    folder: Path, extra: list[str], lang: str = "en"
+) -> tuple[list[str], dict[str, str]]:
     """The ``jupyter lab`` command line and environment that open ``folder`` for a learner.
 
     JupyterLab runs through this interpreter (``python -m jupyter lab``), so an environment
     that is not activated, or pipx's, works as well as an active one; as root it gets
-    ``--allow-root``, which JupyterLab otherwise demands.
+    ``--allow-root``, which JupyterLab otherwise demands. A Chinese working copy (``lang``
+    ``zh``) opens JupyterLab in Chinese.
     """
     import sys
 
@@ -238,6 +252,8 @@ def lab_command(folder: Path, extra: list[str]) -> tuple[list[str], dict[str, st
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     root = ["--allow-root"] if running_as_root() and "--allow-root" not in extra else []
     command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={folder}"]
+    if lang == "zh":
+        command.append(f"--LabApp.app_settings_dir={LAB_SETTINGS_ZH}")
     return [*command, *root, *extra], env
 
 
