@@ -140,6 +140,20 @@ def website_build() -> ModuleType:
     return module
 
 
+def _variant_solutions() -> ModuleType:
+    """``solutions/variant_solutions.py``, the instructor's answers to every class variant
+    (beside the sources, not in the package): the class tests' published answers."""
+    spec = importlib.util.spec_from_file_location(
+        "variant_solutions", ROOT / "solutions" / "variant_solutions.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+variant_solutions = _variant_solutions()
+
+
 @functools.cache
 def cjk_font_tool() -> ModuleType:
     """``tools/cjk_font.py`` (a maintainer's tool, not in the package) as a module."""

@@ -444,7 +444,9 @@ def test_a_class_notebook_shows_the_students_own_task_and_checks_it(lab, page, t
     from gather_course import exercise
     from gather_course.course._course import course_root
     from gather_course.grading._classes import release_class
-    from tests.variant_solutions import solution_code
+    from tests.helpers import variant_solutions
+
+    solution_code = variant_solutions.solution_code
 
     info = release_class(course_root(ROOT), 5, tmp_path / "class", ["ann", CLASS_STUDENT], False)
     shutil.copy(

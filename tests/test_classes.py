@@ -23,8 +23,13 @@ from gather_course.grading._classjob import referee_student
 from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import Worker
 from gather_course.grading._submission import NotGraded, graded_cells
-from tests.helpers import ROOT, cli, fill_cells
-from tests.variant_solutions import answer_lines, solution_code, squeeze
+from tests.helpers import ROOT, cli, fill_cells, variant_solutions
+
+answer_lines, solution_code, squeeze = (
+    variant_solutions.answer_lines,
+    variant_solutions.solution_code,
+    variant_solutions.squeeze,
+)
 
 SEED = 2026
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
@@ -458,6 +463,63 @@ def test_the_class_copy_report_flags_crossed_and_published_variant_answers(klass
         assert report.groups[key] == [[ada, bob]]
         assert (ada, f"variant {table[ada][q]}") in report.published[key]
     assert cyd not in str(report)
+
+
+@CLASS
+def test_the_class_keeps_its_variant_answers_and_the_report_finds_them_where_it_moved(
+    klass, tmp_path
+):
+    """class.json names the variant answers relative to the class folder, which holds a copy:
+    a class folder moved elsewhere still compares with them; without them, the report says
+    so in one line instead of quietly comparing less."""
+    target, info = klass
+    assert info["solver"] == "solutions/variant_solutions.py"
+    assert (target / info["solver"]).read_bytes() == (
+        ROOT / "solutions" / "variant_solutions.py"
+    ).read_bytes()
+    moved = tmp_path / "moved"
+    shutil.copytree(target, moved)
+    released = {"nlp.ipynb": _released(moved, "nlp")}
+    ada = ROSTER[0]
+    folder = moved / "submitted" / ada / "nlp"
+    folder.mkdir(parents=True)
+    own = _answers(released["nlp.ipynb"], info["variants"]["nlp"][ada])
+    nbformat.write(fill_cells(released["nlp.ipynb"], own), folder / "nlp.ipynb")
+
+    def variant_matches(report):
+        return [w for found in report.published.values() for _s, w in found if "variant" in w]
+
+    report = similar(moved, "nlp", released)
+    assert variant_matches(report) and report.notes == []
+    (moved / info["solver"]).unlink()
+    report = similar(moved, "nlp", released)
+    assert variant_matches(report) == []
+    (note,) = report.notes
+    assert "solutions/variant_solutions.py" in note and "not compared" in note
+    shown = cli("similar", "nlp", "--course", str(moved)).stdout
+    assert f"  note: {note}" in shown, shown
+
+
+def test_nothing_in_the_package_names_a_file_of_tests():
+    """The package never loads a file from tests/ (the variant answers live in solutions/)."""
+    import ast
+
+    def names_tests(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            return node.value.startswith("tests/")
+        parts = (  # Path("tests") and root / "tests"
+            node.args
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Path"
+            else [node.left, node.right]
+            if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+            else []
+        )
+        return any(isinstance(a, ast.Constant) and a.value == "tests" for a in parts)
+
+    for path in (ROOT / "gather_course").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            assert not names_tests(node), f"{path.relative_to(ROOT)}:{node.lineno}"
+    assert names_tests(ast.parse('Path("tests") / "variant_solutions.py"').body[0].value.left)
 
 
 @pytest.mark.classroom

@@ -15,10 +15,12 @@ import torch
 import torch.nn.functional as F
 
 from gather_course import GatherCourseError, exercise, exercise_ids
-from tests.variant_solutions import IMPORTS, solution_code
+from tests.helpers import variant_solutions
+
+IMPORTS, solution_code = variant_solutions.IMPORTS, variant_solutions.solution_code
 
 # every question, and every class variant (its hints are made from its knobs); a variant's
-# answer is the published one of tests/variant_solutions.py, which no hint may quote
+# answer is the published one of solutions/variant_solutions.py, which no hint may quote
 ALL = [(qid, "public") for qid in exercise_ids()] + [
     (qid, exercise(qid).family.name(p))
     for qid in exercise_ids()

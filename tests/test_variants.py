@@ -9,8 +9,9 @@ import pytest
 from gather_course import GatherCourseError, exercise, exercise_ids
 from gather_course.questions._question import CLASS_ENV
 from tests.answers import RIGHT
-from tests.helpers import ROOT, solution_fn
-from tests.variant_solutions import solution_code, solve
+from tests.helpers import ROOT, solution_fn, variant_solutions
+
+solution_code, solve = variant_solutions.solution_code, variant_solutions.solve
 
 WITH_KNOBS = [q for q in exercise_ids() if exercise(q).family]
 ALL = [(q, exercise(q).family.name(p)) for q in WITH_KNOBS for p in exercise(q).family.every()]
@@ -40,7 +41,7 @@ def test_the_public_task_is_the_template_with_the_public_choices_as_the_notebook
 
 @pytest.mark.parametrize("qid", WITH_KNOBS)
 def test_every_variant_is_solved_by_its_answer_and_by_no_other_variants(qid):
-    """The published answers (tests/variant_solutions.py): each passes its own variant and
+    """The published answers (solutions/variant_solutions.py): each passes its own variant and
     fails every other, so two students whose choices differ can't share an answer."""
     family = exercise(qid).family
     answers = {family.name(p): solve(qid, p) for p in family.every()}

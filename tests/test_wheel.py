@@ -12,8 +12,9 @@ import nbformat
 import pytest
 
 from gather_course import exercise
-from tests.helpers import ROOT, fill_cells, started_lab, website_build
-from tests.variant_solutions import answer_lines, squeeze
+from tests.helpers import ROOT, fill_cells, started_lab, variant_solutions, website_build
+
+answer_lines, squeeze = variant_solutions.answer_lines, variant_solutions.squeeze
 
 SHOTS = Path(os.environ.get("GATHER_COURSE_SCREENSHOTS") or ROOT / "artifacts" / "browser")
 

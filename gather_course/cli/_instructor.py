@@ -218,6 +218,8 @@ def _similar(args: argparse.Namespace) -> int:
     finally:
         referee.close()
     print(f"Copy report for {args.assignment} (it changes no score; look before you act):")
+    for note in report.notes:
+        print(f"  note: {note}")
     for key, groups in sorted(report.groups.items()):
         for students in groups:
             print(

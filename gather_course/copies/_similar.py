@@ -38,6 +38,7 @@ class SimilarReport:
     published: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     internals: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     crossed: list[Crossed] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the report could not look at
 
 
 class _Rename(ast.NodeTransformer):
@@ -132,8 +133,13 @@ def similar(
 
     info_path = root / CLASS_FILE
     info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
-    solver = load_solver(Path(info["solver"])) if info.get("solver") else None
     report = SimilarReport()
+    solver = load_solver(root / info["solver"]) if info.get("solver") else None
+    if info.get("solver") and solver is None:
+        report.notes.append(
+            f"the class's variant answers ({info['solver']}) are not in {root}: answers are "
+            "not compared with the published variant answers; copy them back to compare"
+        )
     shapes: dict[str, dict[str, list[str]]] = {}
     sources: dict[str, dict[str, str]] = {}
     for folder in sorted((root / "submitted").glob(f"*/{assignment}")):

@@ -12,8 +12,9 @@ task is shown by a cell ``mine.exercise(qid)``, and its test cell checks
 ``mine.exercise(qid)``: the student's own variant, from their id. The referee draws the
 same variant from the seed and the folder ``submitted/<student>/``.
 
-The package holds no answer to a class variant. A course checkout does, in
-``tests/variant_solutions.py``: when the course has it, the sources' answer cells hold the
+The package holds no answer to a class variant. A course checkout does, beside the
+instructor's sources, in ``solutions/variant_solutions.py`` (:data:`SOLVER`): when the course
+has it, the sources' answer cells hold the
 answers of a preview student (the roster's first id) and are run as that student; without
 it they hold a stub, and the sources are not run.
 """
@@ -35,14 +36,16 @@ from ..questions._question import Question
 from ._submission import OWN, graded_cells
 
 CLASS_FILE = "class.json"
-SOLVER = Path("tests") / "variant_solutions.py"  # in a course checkout, never in the package
+# The variant answers, beside the instructor's sources: in a course checkout (and copied into
+# each class release, whose class.json names it relative to itself), never in the package.
+SOLVER = Path(SOURCE) / "variant_solutions.py"
 
 Solver = Callable[[str, dict[str, str]], str]
 
 
 def load_solver(path: Path) -> Solver | None:
     """``solution_code(qid, params)`` of a course checkout's variant answers (the file
-    ``tests/variant_solutions.py``), or None where there is no such file."""
+    :data:`SOLVER`), or None where there is no such file."""
     import importlib.util
 
     if not path.is_file():
@@ -313,6 +316,8 @@ def release_class(
     variants: dict[str, dict[str, dict[str, str]]] = {}
     written = []
     solver = load_solver(root / SOLVER)
+    if solver is not None:  # the class keeps its answers, wherever its folder moves
+        shutil.copy2(root / SOLVER, target / SOLVER)
     for name in assignments(root):
         (target / SOURCE / name).mkdir()
         for path in sorted((root / SOURCE / name).glob("*.ipynb")):
@@ -339,7 +344,7 @@ def release_class(
         "roster": roster,
         "roster_from": source,
         "preview": preview,
-        "solver": str((root / SOLVER).resolve()) if solver else None,  # for the copy report
+        "solver": SOLVER.as_posix() if solver else None,  # the copy report's, from the class folder
         "variants": variants,
     }
     (target / CLASS_FILE).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")

@@ -6,7 +6,7 @@ keep, how an index counts, ...) and a ``build`` that turns one choice per knob i
 the public loop spec, how the spec's answer becomes the variant's, and the task text made
 from a template and slots. Every combination is a variant; the first choice of every knob
 is the public question. The bank holds no vectorized answer to any variant: the referee
-judges against the loop spec, and tests/variant_solutions.py shows each can be solved.
+judges against the loop spec, and solutions/variant_solutions.py shows each can be solved.
 
 >>> fam = Family({"layout": ("BLV", "BVL"), "keepdim": ("no", "yes")}, build=None)
 >>> fam.count, fam.name({"layout": "BVL", "keepdim": "no"})

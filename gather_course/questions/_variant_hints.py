@@ -3,7 +3,7 @@
 Hint 1 names what differs from the public question (the knobs' choices, and the notes of the
 task); hint 2 points at the variant's formula (its loop spec, which is public); hint 3 says,
 knob by knob, what the change asks of the answer. None holds a line of a vectorized answer:
-tests/test_hints.py checks them against tests/variant_solutions.py.
+tests/test_hints.py checks them against solutions/variant_solutions.py.
 
 >>> from gather_course import exercise
 >>> print(exercise("basics.pick_per_row", "counting=one").hints[0])

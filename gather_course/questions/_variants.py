@@ -3,7 +3,7 @@
 A family's ``build`` turns one choice per knob into the variant: its inputs (from the public
 case's), the way back to the public loop spec, and its task, made from one template whose
 slots are code and whose words are bank texts. No variant's vectorized answer is here:
-tests/variant_solutions.py holds the code that shows each can be solved.
+solutions/variant_solutions.py holds the code that shows each can be solved.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A vectorized answer to every class variant: the proof that each can be solved.
 
-This lives in tests/, not in the package: nothing a student installs holds an answer to a
-class variant (issue 26). ``solution_code(qid, params)`` writes the variant's answer as the
+This lives beside the instructor's source notebooks (solutions/, which never ships), not in
+the package: nothing a student installs holds an answer to a class variant (issue 26). ``solution_code(qid, params)`` writes the variant's answer as the
 code of a function, the way a learner would (an answer cell); ``solve`` runs it. A class
 release made from a checkout puts this code in the instructor's source notebooks, and the
 copy report matches submissions against it.
