@@ -144,12 +144,14 @@ READS_CLASSMATES = textwrap.dedent("""
         found = set()
         with open("/proc/self/maps") as f:
             regions = [line.split() for line in f]
-        for fields in regions:
+        for fields in regions:  # where Python's objects live: the heap, anonymous memory
             lo, hi = (int(v, 16) for v in fields[0].split("-"))
-            anonymous = len(fields) < 6 or fields[5] == "[heap]"  # where Python's objects live
-            if fields[1].startswith("rw") and anonymous and hi - lo < 2**31:
-                data = ctypes.string_at(lo, hi - lo)  # bytes: fast enough for CUDA builds too
-                found |= set(re.findall(b"PLANT" + b"ED-[0-9a-zA-Z-]{8,40}", data))
+            heap = len(fields) > 5 and fields[5] == "[heap]"
+            small = len(fields) < 6 and hi - lo < 2**26  # not a CUDA build's large buffers
+            if fields[1].startswith("rw") and (heap or small):
+                for at in range(lo, hi, 2**20):  # in 1 MiB pieces, overlapping by a match
+                    data = ctypes.string_at(at, min(2**20 + 64, hi - at))
+                    found |= set(re.findall(b"PLANT" + b"ED-[0-9a-zA-Z-]{8,40}", data))
         raise ValueError(" ".join(sorted(f.decode() for f in found))[:230])
     """)
 LISTS = (
