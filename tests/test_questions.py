@@ -389,8 +389,11 @@ def test_check_says_grading_runs_on_the_cpu_where_a_cpu_case_fails_beside_a_gpu(
     meta device, never reached since the CPU case fails first."""
     from gather_course.questions import _check
 
-    def cuda_only(x, cols):  # on a CPU machine this raises: torch has no CUDA
-        return x.gather(1, cols.to("cuda" if torch.cuda.is_available() else "meta"))
+    def cuda_only(x, cols):  # raises on CPU inputs: no CUDA here, or CUDA beside the CPU
+        return x.gather(1, cols.to("cuda"))
+
+    def wrong_values(x, cols):  # not about devices: check words it as grading does
+        return x.gather(1, cols.flip(0))
 
     monkeypatch.setattr(_check, "default_device", lambda: torch.device("meta"))
     text = str(exercise("basics.pick_per_row").check(cuda_only))
@@ -398,5 +401,6 @@ def test_check_says_grading_runs_on_the_cpu_where_a_cpu_case_fails_beside_a_gpu(
         "grading: runs your function on the CPU, so check tries every case there first, "
         "then on meta." in text
     ), text
+    assert "grading:" not in str(exercise("basics.pick_per_row").check(wrong_values))
     monkeypatch.setattr(_check, "default_device", lambda: torch.device("cpu"))
     assert "grading:" not in str(exercise("basics.pick_per_row").check(cuda_only))

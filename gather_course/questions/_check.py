@@ -129,6 +129,14 @@ ON_THE_CPU = N_(
 )
 
 
+def _about_devices(failure: _Failure) -> bool:
+    """Whether a failure is about where tensors are (a wrong device, CUDA named in an error):
+    only then is the note on grading's CPU worth a line; otherwise check and grade say the
+    same words."""
+    text = failure.headline.lower()
+    return failure.tier == Tier.WRONG_DEVICE or "cuda" in text or "device" in text
+
+
 def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
     if not callable(fn):
         hint = (
@@ -162,7 +170,7 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
             try:
                 judge_case(q, case, outcome)
             except _Failure as failure:
-                if device.type != "cpu" and case.device.type == "cpu":
+                if device.type != "cpu" and case.device.type == "cpu" and _about_devices(failure):
                     failure.details.append(("grading", _(ON_THE_CPU).format(device=device.type)))
                 raise
         _check_constraints(q, fn, cases[0])
