@@ -389,8 +389,8 @@ def test_check_says_grading_runs_on_the_cpu_where_a_cpu_case_fails_beside_a_gpu(
     meta device, never reached since the CPU case fails first."""
     from gather_course.questions import _check
 
-    def cuda_only(x, cols):  # raises on CPU inputs: no CUDA here, or CUDA beside the CPU
-        return x.gather(1, cols.to("cuda"))
+    def cuda_only(x, cols):  # right values on another device than its inputs' (the CPU)
+        return x.gather(1, cols).to("meta")
 
     def wrong_values(x, cols):  # not about devices: check words it as grading does
         return x.gather(1, cols.flip(0))
