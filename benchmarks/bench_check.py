@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_check.py``. Reports, side by side, the first call
 fresh process and the median of later calls. The first row's first call is the first check
 of a fresh kernel (after ``import torch`` and ``import gather_course``); the course's goal for
 it is under 0.3 s. (It was about 1.1 s while torch's dispatch modes imported dynamo on
-first use; the op counter opts out of that, see ``_OpCounter._should_skip_dynamo``.)
+first use; the op counter opts out of that, see ``OpCounter._should_skip_dynamo``.)
 """
 
 from __future__ import annotations

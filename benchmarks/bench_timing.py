@@ -43,8 +43,8 @@ from gather_course.benchmark import machine  # noqa: E402
 from gather_course.grading._jobdata import TIMING_REPEAT  # noqa: E402
 from gather_course.grading._referee import Referee  # noqa: E402
 from gather_course.grading._sandbox import Worker, isolation  # noqa: E402
-from gather_course.grading._timing import _size_text  # noqa: E402
 from gather_course.questions._question import Question  # noqa: E402
+from gather_course.questions.verdicts import sizes_text  # noqa: E402
 from tests.answers import LOOPS, RIGHT  # noqa: E402
 
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
@@ -79,9 +79,11 @@ def check_loop(qid: str) -> str:
 def measure(referee: Referee, cells: list[str], q: Question) -> float:
     """CPU seconds (kernel-measured) of TIMING_REPEAT calls on ``q.timing``, as grading does.
 
-    The one place that knows the referee's timing API: swap it here when ``_growth`` changes.
+    The one place that knows the referee's timing API: swap it here when ``measure`` changes.
+    A run that did not measure (it failed, or was stopped) is ``inf``.
     """
-    return referee._growth(cells, q, seed=next(_SEEDS))[0]
+    seconds = referee.measure(cells, q, seed=next(_SEEDS)).seconds
+    return float("inf") if seconds is None else seconds
 
 
 _SEEDS = itertools.count(11)  # a new timing input each time, as every grading run draws one
@@ -102,7 +104,7 @@ def bench(qid: str, referee: Referee, repeats: int, timing: dict | None = None) 
     honest, fast = times[slow_name] / ref, loop / ref
     return {
         "qid": qid,
-        "sizes": _size_text(q.timing),
+        "sizes": sizes_text(q.timing),
         "ref": ref,
         "times": times,
         "slow_name": slow_name,

@@ -24,12 +24,12 @@ def _slice_2d(t: torch.Tensor, first_bad: tuple[int, ...]) -> tuple[torch.Tensor
     return t[lead], f"[{', '.join(map(str, lead))}, :, :]"
 
 
-def _draw_expected_vs_got(
+def draw_expected_vs_got(
     name: str, expected: torch.Tensor, got: torch.Tensor, ax: Any = None
 ) -> Figure:
     """Two grids, expected and yours, of the slice with the first wrong value.
 
-    >>> _draw_expected_vs_got("out", torch.eye(2), torch.ones(2, 2))   # doctest: +SKIP
+    >>> draw_expected_vs_got("out", torch.eye(2), torch.ones(2, 2))   # doctest: +SKIP
     """
     e, o = expected.detach().cpu(), got.detach().cpu().to(expected.dtype)
     wrong = ~(torch.isclose(o, e, equal_nan=True) if e.is_floating_point() else o == e)

@@ -93,9 +93,41 @@ def _size(t: torch.Tensor, d: int) -> int:
 
 def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[str]]:
     """All broken rules of the call (empty when torch.gather accepts it), and notes."""
-    problems: list[Problem] = []
+    problems = _type_problems(input, dim, index)
+    if problems:
+        return problems, []
+    d, nd = as_dim(dim), effective_ndim(input)
+    if not -nd <= d < nd:
+        return [_dim_problem(input, d, nd)], []
+    d %= nd
+    if index.numel() == 0:
+        note = _(
+            "index is empty (shape {shape}), so gather returns an empty "
+            "tensor of that shape and torch checks nothing else."
+        ).format(shape=list(index.shape))
+        return [], [note]
     notes: list[str] = []
+    problems += _dtype_problems(index)
+    if effective_ndim(index) != nd:
+        problems.append(_ndim_problem(input, d, index))
+    else:
+        problems += _size_problems(input, d, index, notes)
+    if index.dtype in _INTEGER_DTYPES:
+        problems.extend(_range_problems(input, d, index))
+    if index.device != input.device:
+        problems.append(
+            Problem(
+                "device",
+                _("input is on {a} but index is on {b}.").format(a=input.device, b=index.device),
+                _("move the index: index = index.to(input.device)."),
+            )
+        )
+    return problems, notes
 
+
+def _type_problems(input: Any, dim: Any, index: Any) -> list[Problem]:
+    """Rule 0: tensors for input and index, an int for dim."""
+    problems = []
     if not isinstance(input, torch.Tensor):
         problems.append(
             Problem(
@@ -112,8 +144,7 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
                 _("make it a tensor first, e.g. torch.tensor(positions) (integers give int64)."),
             )
         )
-    d = as_dim(dim)
-    if d is None:
+    if as_dim(dim) is None:
         problems.append(
             Problem(
                 "type",
@@ -121,67 +152,59 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
                 _("pass the dimension number, e.g. dim=1 or dim=-1."),
             )
         )
-    if problems:
-        return problems, notes
+    return problems
 
-    nd = effective_ndim(input)
-    if not -nd <= d < nd:
-        fix = (
-            _("dimensions are counted from 0, so the last one is dim={last} (or dim=-1).")
-            if d == nd
-            else _("use a dim in [{lo}, {hi}].")
-        ).format(last=nd - 1, lo=-nd, hi=nd - 1)
-        problems.append(
-            Problem(
-                "dim",
-                _(
-                    "dim={d} is out of range: input has {n} dims, so dim must be in [{lo}, {hi}]."
-                ).format(d=d, n=input.dim(), lo=-nd, hi=nd - 1),
-                fix,
-            )
-        )
-        return problems, notes
-    d %= nd
 
-    if index.numel() == 0:
-        notes.append(
-            _(
-                "index is empty (shape {shape}), so gather returns an empty "
-                "tensor of that shape and torch checks nothing else."
-            ).format(shape=list(index.shape))
-        )
-        return problems, notes
+def _dim_problem(input: torch.Tensor, d: int, nd: int) -> Problem:
+    fix = (
+        _("dimensions are counted from 0, so the last one is dim={last} (or dim=-1).")
+        if d == nd
+        else _("use a dim in [{lo}, {hi}].")
+    ).format(last=nd - 1, lo=-nd, hi=nd - 1)
+    return Problem(
+        "dim",
+        _("dim={d} is out of range: input has {n} dims, so dim must be in [{lo}, {hi}].").format(
+            d=d, n=input.dim(), lo=-nd, hi=nd - 1
+        ),
+        fix,
+    )
 
+
+def _dtype_problems(index: torch.Tensor) -> list[Problem]:
     accepted = accepted_index_dtypes()
-    integer = index.dtype in _INTEGER_DTYPES
-    if index.dtype not in accepted:
-        names = _(" or ").join(_dtype_name(t) for t in accepted)
-        if index.dtype == torch.bool:
-            fix = _(
-                "a boolean mask is not a list of positions: use mask.nonzero() to get "
-                "positions, or input[mask] to select with the mask directly."
-            )
-        elif index.dtype.is_floating_point:
-            fix = _("convert with index.long() (check first that the values are whole numbers).")
-        else:
-            fix = _("convert with index.long().")
-        problems.append(
-            Problem(
-                "dtype",
-                _(
-                    "index has dtype {got}, but gather needs an integer index of dtype {names}."
-                ).format(got=_dtype_name(index.dtype), names=names),
-                fix,
-            )
+    if index.dtype in accepted:
+        return []
+    names = _(" or ").join(_dtype_name(t) for t in accepted)
+    if index.dtype == torch.bool:
+        fix = _(
+            "a boolean mask is not a list of positions: use mask.nonzero() to get "
+            "positions, or input[mask] to select with the mask directly."
         )
+    elif index.dtype.is_floating_point:
+        fix = _("convert with index.long() (check first that the values are whole numbers).")
+    else:
+        fix = _("convert with index.long().")
+    return [
+        Problem(
+            "dtype",
+            _("index has dtype {got}, but gather needs an integer index of dtype {names}.").format(
+                got=_dtype_name(index.dtype), names=names
+            ),
+            fix,
+        )
+    ]
 
-    same_ndim = effective_ndim(index) == nd
-    if not same_ndim:
-        problems.append(_ndim_problem(input, d, index))
 
-    if same_ndim:
-        too_big = [i for i in range(nd) if i != d and _size(index, i) > _size(input, i)]
-        for i in too_big:
+def _size_problems(
+    input: torch.Tensor, d: int, index: torch.Tensor, notes: list[str]
+) -> list[Problem]:
+    """Rule 3: in every dim but ``d``, index at most as large as input (smaller: a note)."""
+    nd, problems = effective_ndim(input), []
+    for i in range(nd):
+        if i == d:
+            continue
+        small, big = _size(index, i), _size(input, i)
+        if small > big:
             problems.append(
                 Problem(
                     "size",
@@ -189,32 +212,21 @@ def check_call(input: Any, dim: Any, index: Any) -> tuple[list[Problem], list[st
                         "index.size({i}) is {small} but input.size({i}) is {big}: in every "
                         "dim except dim={d}, index may be at most as large as input "
                         "(smaller is fine)."
-                    ).format(i=i, small=_size(index, i), big=_size(input, i), d=d),
+                    ).format(i=i, small=small, big=big, d=d),
                     _size_fix(input, d, index, i),
                 )
             )
-        smaller = [i for i in range(nd) if i != d and _size(index, i) < _size(input, i)]
-        for i in smaller:
+    for i in range(nd):
+        if i != d and _size(index, i) < _size(input, i):
+            small, big = _size(index, i), _size(input, i)
             notes.append(
                 _(
                     "index is smaller than input in dim {i} ({small} < {big}): gather reads "
                     "only positions 0..{last} of input there. That is allowed, and a common "
                     "silent bug when index was meant to line up with input."
-                ).format(i=i, small=_size(index, i), big=_size(input, i), last=_size(index, i) - 1)
+                ).format(i=i, small=small, big=big, last=small - 1)
             )
-
-    if integer:
-        problems.extend(_range_problems(input, d, index))
-
-    if index.device != input.device:
-        problems.append(
-            Problem(
-                "device",
-                _("input is on {a} but index is on {b}.").format(a=input.device, b=index.device),
-                _("move the index: index = index.to(input.device)."),
-            )
-        )
-    return problems, notes
+    return problems
 
 
 def ensure_valid(input: Any, dim: Any, index: Any, what: str) -> None:

@@ -102,7 +102,8 @@ def _notebook_language(path: str) -> str:
 
 
 @functools.cache
-def _catalog(lang: str) -> gettext.NullTranslations:
+def catalog(lang: str) -> gettext.NullTranslations:
+    """The translations of ``lang`` (read once), or none for English."""
     # beside this file: the grading sandbox's bare package has no resources to ask
     path = Path(__file__).parent / "locale" / lang / "LC_MESSAGES" / f"{_DOMAIN}.po"
     if lang == "en" or not path.is_file():
@@ -111,16 +112,16 @@ def _catalog(lang: str) -> gettext.NullTranslations:
     from babel.messages.pofile import read_po
 
     with path.open("rb") as po:
-        catalog = read_po(po, locale=lang, domain=_DOMAIN)
+        messages = read_po(po, locale=lang, domain=_DOMAIN)
     compiled = io.BytesIO()
-    write_mo(compiled, catalog)
+    write_mo(compiled, messages)
     compiled.seek(0)
     return gettext.GNUTranslations(compiled)
 
 
 def _(message: str) -> str:
     """``message`` in the learner's language."""
-    return _catalog(language()).gettext(message)
+    return catalog(language()).gettext(message)
 
 
 def N_(message: str) -> str:  # gettext's name for "mark now, translate later"

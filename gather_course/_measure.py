@@ -18,7 +18,7 @@ import torch
 import torch.utils.benchmark as benchmark
 
 from ._errors import GatherCourseError
-from .device import _parse_device, default_device
+from .device import default_device, parse_device
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Timing:
 
 def _device(device: torch.device | str | None) -> torch.device:
     """The device asked for (checked: it exists here), or the course's default device."""
-    return default_device() if device is None else _parse_device(str(device), "device")
+    return default_device() if device is None else parse_device(str(device), "device")
 
 
 def _clock(device: torch.device) -> Callable[[], float]:

@@ -12,7 +12,7 @@ import collections
 from torch.utils._python_dispatch import TorchDispatchMode
 
 
-class _OpCounter(TorchDispatchMode):
+class OpCounter(TorchDispatchMode):
     """Counts the aten operations dispatched while active (in-place ``_`` folded in)."""
 
     def __init__(self) -> None:

@@ -40,7 +40,7 @@ class Tier(str, Enum):
     __format__ = str.__format__
 
 
-def _untouched_template(fn: Any, exc: BaseException) -> bool:
+def untouched_template(fn: Any, exc: BaseException) -> bool:
     """Whether ``exc`` is the template's own ``raise NotImplementedError()``: not attempted.
 
     Only a bare ``NotImplementedError`` (no message) raised by ``fn``'s own code counts.
@@ -53,7 +53,7 @@ def _untouched_template(fn: Any, exc: BaseException) -> bool:
     >>> try:
     ...     stub(1)
     ... except NotImplementedError as err:
-    ...     _untouched_template(stub, err)
+    ...     untouched_template(stub, err)
     True
     """
     if type(exc) is not NotImplementedError or str(exc):

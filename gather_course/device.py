@@ -24,10 +24,10 @@ def default_device() -> torch.device:
     wanted = os.environ.get(ENV_VAR, "").strip()
     if not wanted:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return _parse_device(wanted, ENV_VAR, _("Unset it or use {var}=cpu.").format(var=ENV_VAR))
+    return parse_device(wanted, ENV_VAR, _("Unset it or use {var}=cpu.").format(var=ENV_VAR))
 
 
-def _parse_device(wanted: str, source: str, fix: str = "") -> torch.device:
+def parse_device(wanted: str, source: str, fix: str = "") -> torch.device:
     """``wanted`` as a torch device that exists here; ``source`` and ``fix`` word the error."""
     try:
         device = torch.device(wanted)

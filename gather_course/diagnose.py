@@ -82,7 +82,7 @@ def diagnose(input: Any, dim: Any, index: Any) -> Diagnosis:
     return Diagnosis(call, tuple(problems), tuple(notes))
 
 
-def _gather_failure(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[str]:
+def gather_failure(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[str]:
     """Why a learner's function failed inside a gather: run it again, watching its gathers.
 
     Returns ``[call, "rule: message", "fix"]`` for the first gather call torch refused, or

@@ -3,6 +3,7 @@ that starts without plotting (docs/architecture.md)."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -99,3 +100,126 @@ def test_the_grader_and_the_command_line_start_without_matplotlib():
     before, after = out.stdout.splitlines()
     assert before == "[]"
     assert after == "True gather_course.draw"  # and a learner's drawing still loads it
+
+
+# -- what a maintainer can read in one place (docs/architecture.md, "Where to change what") ----
+
+
+def _room(module: str) -> str:
+    """A module's room: its subpackage of gather_course, or "" for the top-level modules."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (PACKAGE / parts[-1]).is_dir() else ""
+
+
+def _modules(package: Path) -> dict[str, ast.Module]:
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        found[name] = ast.parse(path.read_text(encoding="utf-8"))
+    return found
+
+
+def _private_imports(module: str, tree: ast.Module, is_package: bool) -> list[str]:
+    """``module`` imports a name that starts with ``_`` (gettext's ``_`` aside) from another
+    room: a private name crossing a room's border."""
+    crossing = []
+    here = module.split(".") if is_package else module.split(".")[:-1]
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ImportFrom):
+            continue
+        base = here[: len(here) - node.level + 1] if node.level else []
+        target = ".".join([*base, *([node.module] if node.module else [])])
+        if not target.startswith("gather_course"):
+            continue
+        for alias in node.names:
+            into = f"{target}.{alias.name}"
+            room = (
+                _room(into)
+                if (PACKAGE.parent / into.replace(".", "/")).is_dir()
+                or (PACKAGE.parent / (into.replace(".", "/") + ".py")).exists()
+                else _room(target)
+            )
+            if alias.name.startswith("_") and alias.name != "_" and room != _room(module):
+                crossing.append(f"{module} imports {alias.name} from {target}")
+    return crossing
+
+
+def test_no_private_name_crosses_a_room():
+    """A room's private names (``_Failure``, ``_shapes``, ``_scan``) stay in it: another
+    room uses what the room names without ``_`` (issue 37)."""
+    crossing = []
+    for module, tree in _modules(PACKAGE).items():
+        is_package = (PACKAGE.parent / module.replace(".", "/")).is_dir()
+        crossing += _private_imports(module, tree, is_package)
+    assert crossing == []
+    wrong = ast.parse("from ..questions._result import _Failure\nfrom .._i18n import _, N_\n")
+    assert _private_imports("gather_course.grading._referee", wrong, False) == [
+        "gather_course.grading._referee imports _Failure from gather_course.questions._result"
+    ]
+
+
+def test_no_function_outside_drawing_is_longer_than_80_lines():
+    """Each function reads in one sitting; the figures (draw.py, _draw_*.py) lay out their
+    panels step by step and may run longer."""
+    long = []
+    for module, tree in _modules(PACKAGE).items():
+        if module.split(".")[-1].startswith(("draw", "_draw")):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 80:
+                    long.append(f"{module}.{node.name}: {lines} lines")
+    assert long == []
+
+
+def test_no_module_writes_another_modules_globals():
+    """``_worker`` once set ``_procs.TEMPLATE`` and ``_job._FROMBUFFER``: a module's state is
+    changed by its own functions (``adopt_template``, ``keep_frombuffer``)."""
+    writes = []
+    for module, tree in _modules(PACKAGE).items():
+        imported = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (
+                node.level or "gather_course" in (node.module or "")
+            ):
+                imported |= {a.asname or a.name for a in node.names}
+            elif isinstance(node, ast.Import):
+                imported |= {
+                    (a.asname or a.name).split(".")[0]
+                    for a in node.names
+                    if "gather_course" in a.name
+                }
+        for node in ast.walk(tree):
+            targets = (
+                node.targets
+                if isinstance(node, ast.Assign)
+                else ([node.target] if isinstance(node, ast.AugAssign) else [])
+            )
+            for t in targets:
+                if (
+                    isinstance(t, ast.Attribute)
+                    and isinstance(t.value, ast.Name)
+                    and t.value.id in imported
+                ):
+                    mod = PACKAGE.parent / "gather_course"
+                    if any(mod.rglob(f"{t.value.id}.py")):  # a module of ours, not a class
+                        writes.append(f"{module}: {t.value.id}.{t.attr} = ...")
+    assert writes == []
+
+
+def test_a_jobs_status_is_spelled_only_where_it_is_encoded():
+    """Statuses cross the pipe as text, written and read in one place (``_frames.Ended``);
+    every other module compares :class:`JobStatus` members, never the strings."""
+    from gather_course.grading._frames import JobStatus
+
+    spelled = {s.value for s in JobStatus} - {"signal", "exit"}  # (common words elsewhere)
+    found = []
+    for module, tree in _modules(PACKAGE / "grading").items():
+        if module.endswith("._frames"):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in spelled:
+                found.append(f"{module}:{node.lineno}: {node.value!r}")
+    assert found == []

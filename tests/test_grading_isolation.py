@@ -17,6 +17,7 @@ import hashlib
 import platform
 import secrets
 import textwrap
+from dataclasses import replace
 
 import pytest
 import torch
@@ -26,6 +27,7 @@ from gather_course import exercise
 from gather_course.grading._jobdata import MESSAGE_CHARS, _value
 from gather_course.grading._referee import Plan, Referee
 from gather_course.grading._sandbox import SANDBOX, Worker, isolation
+from gather_course.questions.verdicts import Measurement, Timed
 from tests.answers import LOOPS, LOOPS_TESTED
 from tests.helpers import judge as _judge
 
@@ -361,7 +363,7 @@ def test_the_baseline_is_measured_before_any_submission_and_never_kept_when_it_f
     key = _timing._baseline_key(q)
     _timing._BASELINES.pop(key, None)
     broken = Referee(Worker, call_limit=10)
-    broken._growth = lambda *a, **k: (float("nan"), None)  # every measurement fails
+    broken.measure = lambda *a, **k: Measurement(Timed.FAILED)  # every measurement fails
     try:
         with pytest.raises(_submission.NotGraded, match="could not time"):
             broken.baseline(q, 5)
@@ -380,31 +382,31 @@ def test_one_slow_timing_run_is_no_verdict_but_a_slow_answer_always_is(referee):
     qid = "friends.gather_via_take"
     solution = [IMPORTS, exercise(qid).solution_code]
     referee.baseline(exercise(qid), 4321)  # measured before the host's pauses begin
-    real, runs = referee._growth, []
+    real, runs = referee.measure, []
 
     def paused(pauses: int):
         def growth(cells, q, seed, cpu_cap=0.0):
-            got, last = real(cells, q, seed, cpu_cap)
+            got = real(cells, q, seed, cpu_cap)
             runs.append(got)
-            return (got + 100.0 if len(runs) <= pauses else got), last
+            return replace(got, cpu=got.cpu + 100.0) if len(runs) <= pauses else got
 
         return growth
 
     try:
-        referee._growth = paused(0)
+        referee.measure = paused(0)
         assert _judge(referee, qid, solution).passed and len(runs) == 1  # no run spent
         runs.clear()
-        referee._growth = paused(_timing._CONFIRM)  # every run but the last paused
+        referee.measure = paused(_timing._CONFIRM)  # every run but the last paused
         result = _judge(referee, qid, solution)
         assert result.passed, str(result)
         assert len(runs) == 1 + _timing._CONFIRM
         runs.clear()
-        referee._growth = paused(1 + _timing._CONFIRM)  # the same pause on every run: slow
+        referee.measure = paused(1 + _timing._CONFIRM)  # the same pause on every run: slow
         result = _judge(referee, qid, solution)
         assert result.tier == T.NOT_VECTORIZED and "100." in str(result), str(result)
         assert len(runs) == 1 + _timing._CONFIRM
     finally:
-        del referee._growth  # (loops lose on their fastest run: test_the_fastest_loops_...)
+        del referee.measure  # (loops lose on their fastest run: test_the_fastest_loops_...)
 
 
 # What a job can reach in the template (same user, so prlimit, setpriority and affinity are
@@ -498,14 +500,14 @@ def test_an_answer_that_hangs_on_the_large_input_is_stopped_once_and_told_so(ref
         "        time.sleep(60)\n    return torch.gather(x, 1, cols)\n"
     )
     referee.baseline(exercise(qid), 4321)  # (measured before: not counted below)
-    real, runs = referee._growth, []
-    referee._growth = lambda *a, **k: runs.append(1) or real(*a, **k)
+    real, runs = referee.measure, []
+    referee.measure = lambda *a, **k: runs.append(1) or real(*a, **k)
     referee.call_limit = 2
     try:
         result = _judge(referee, qid, [IMPORTS, hangs])
     finally:
         referee.call_limit = 10
-        del referee._growth
+        del referee.measure
     assert result.tier == T.EXCEPTION and "longer than 2 s" in result.headline, str(result)
     assert "CPU" not in str(result) and len(runs) == 1  # not run again
 
@@ -519,8 +521,8 @@ def test_forged_error_fields_are_bounded_and_worded_by_the_referee():
 
     from gather_course.grading._jobdata import _outcome
     from gather_course.questions._cases import Case
-    from gather_course.questions._judge import _raise_for_error
-    from gather_course.questions._result import _Failure
+    from gather_course.questions._judge import raise_for_error
+    from gather_course.questions.verdicts import Failure
 
     nested: list = []
     for _ in range(5000):
@@ -548,8 +550,8 @@ def test_forged_error_fields_are_bounded_and_worded_by_the_referee():
         ("٣" * 200, "too long"),
         ("0.000001", "too long"),
     ):
-        with pytest.raises(_Failure) as failure:
-            _raise_for_error(case, _outcome({"raised": {"type": "TookTooLong", "message": limit}}))
+        with pytest.raises(Failure) as failure:
+            raise_for_error(case, _outcome({"raised": {"type": "TookTooLong", "message": limit}}))
         assert said in failure.value.headline, failure.value.headline
 
 

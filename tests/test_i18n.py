@@ -17,7 +17,7 @@ from babel.messages.pofile import read_po
 from markdown_it import MarkdownIt
 
 from gather_course import GatherCourseError, diagnose, exercise, explain
-from gather_course._i18n import LANG_ENV, _catalog, language
+from gather_course._i18n import LANG_ENV, catalog, language
 from gather_course.course._messages import bank_messages
 from tests.helpers import ROOT
 
@@ -91,6 +91,8 @@ INSTRUCTOR_MODULES = {
     "grading/_classes.py",
     "grading/_classjob.py",
     "grading/_dask.py",
+    "grading/_scheduler_address.py",  # the instructor's grading cluster
+    "grading/_tls.py",
     "grading/_journal.py",
     "grading/_pools.py",
     "grading/_grade.py",
@@ -255,7 +257,7 @@ def test_a_verdict_in_each_language(monkeypatch):
     assert "卡住了" in chinese and "Stuck?" not in chinese
     passed = str(exercise("basics.pick_per_row").check(lambda x, cols: x.gather(1, cols)))
     assert "（随机形状、大小为 1 的维度、" in passed, passed  # a list in a sentence: 、
-    assert _catalog("zh").gettext("Correct") == "正确"
+    assert catalog("zh").gettext("Correct") == "正确"
 
 
 def _notebook(path: Path, lang: str | None) -> str:

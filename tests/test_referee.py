@@ -22,7 +22,7 @@ from gather_course.grading import _scan
 from gather_course.grading._referee import Referee
 from gather_course.grading._sandbox import SANDBOX, Worker, isolation
 from gather_course.grading._submission import read_submission
-from gather_course.questions._judge import (
+from gather_course.questions._outcome import (
     Opaque,  # what the referee sends for values it cannot carry
 )
 from tests import answers

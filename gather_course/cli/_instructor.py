@@ -17,6 +17,16 @@ from .._errors import GatherCourseError
 
 def add_commands(sub: Any) -> None:
     """The instructor's and maintainer's subcommands, on ``gather-course``'s parser."""
+    _add_twins(sub)
+    _add_release(sub)
+    _add_grade(sub)
+    _add_similar(sub)
+    _add_execute(sub)
+    _add_bench(sub)
+
+
+def _add_twins(sub: Any) -> None:
+    """``gather-course twins``."""
     p = sub.add_parser(
         "twins",
         help="rebuild the Chinese notebooks from their English twins, list cells to translate",
@@ -28,6 +38,10 @@ def add_commands(sub: Any) -> None:
         help="record every cell's current English as translated (after translating)",
     )
     p.set_defaults(func=_twins)
+
+
+def _add_release(sub: Any) -> None:
+    """``gather-course release``."""
     p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--out", help="write the student notebooks here instead of exercises/")
@@ -44,6 +58,10 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument("--to", help="the folder of the class's nbgrader course (with --class-seed)")
     p.set_defaults(func=_release)
+
+
+def _add_grade(sub: Any) -> None:
+    """``gather-course grade``."""
     p = sub.add_parser("grade", help="grade every submission of one or more assignments")
     p.add_argument("assignment", nargs="+", help="e.g. basics (several share the workers)")
     p.add_argument("--course", default=".", help="the course root (default: .)")
@@ -67,6 +85,10 @@ def add_commands(sub: Any) -> None:
         "address of a running scheduler (tcp://host:8786); default: this machine's pool",
     )
     p.set_defaults(func=_grade)
+
+
+def _add_similar(sub: Any) -> None:
+    """``gather-course similar``."""
     p = sub.add_parser(
         "similar",
         help="copy report: answers alike once names and layout are "
@@ -75,11 +97,19 @@ def add_commands(sub: Any) -> None:
     p.add_argument("assignment", help="e.g. basics")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.set_defaults(func=_similar)
+
+
+def _add_execute(sub: Any) -> None:
+    """``gather-course execute``."""
     p = sub.add_parser(
         "execute", help="re-run lecture and solution notebooks on CPU, store outputs"
     )
     p.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")
     p.set_defaults(func=_execute)
+
+
+def _add_bench(sub: Any) -> None:
+    """``gather-course bench``."""
     p = sub.add_parser(
         "bench",
         help="time gather, a loop, indexing, take_along_dim, take, "
@@ -204,14 +234,14 @@ def _similar(args: argparse.Namespace) -> int:
         )
     from ..copies._similar import similar
     from ..course._course import course_root, known_assignment, nbgrader_api
-    from ..grading._grade import _release_notebooks
+    from ..grading._grade import release_notebooks
     from ..grading._referee import Referee
     from ..grading._sandbox import Worker
 
     root = course_root(args.course)
     known_assignment(root, args.assignment)
     with nbgrader_api(root) as api:
-        released = _release_notebooks(root, api, args.assignment)
+        released = release_notebooks(root, api, args.assignment)
     referee = Referee(Worker)  # runs answers against classmates' variants, sandboxed
     try:
         report = similar(root, args.assignment, released, referee)
@@ -290,13 +320,13 @@ def _bench(args: argparse.Namespace) -> int:
     import torch
 
     from ..benchmark import run_suite
-    from ..device import _parse_device
+    from ..device import parse_device
 
     devices = (
         [args.device] if args.device else ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     )
     for device in devices:  # every argument checked before any timing
-        _parse_device(device, "--device", "Leave --device out to time the CPU only.")
+        parse_device(device, "--device", "Leave --device out to time the CPU only.")
     print(f"gather-course bench, {datetime.date.today().isoformat()}\n")
     for device in devices:
         default = ["small", "medium", "large"] + (["xlarge"] if device.startswith("cuda") else [])

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..grading import _scan
 from ..grading._classes import CLASS_FILE, Solver, load_solver
+from ..grading._scan import course_internals, reachable
 from ..grading._submission import graded_cells
 from ..questions import exercise
 from ._crossed import Crossed, crossed
@@ -151,7 +151,7 @@ def similar(
                 continue
             for key, source in _answers(nb).items():
                 qid, _, _variant = key.partition(":")
-                reached = _scan.course_internals(_scan.reachable([source], exercise(qid).name))
+                reached = course_internals(reachable([source], exercise(qid).name))
                 if reached:
                     report.internals.setdefault(key, []).append((student, reached[0].name))
                 shape = normalise(source, exercise(qid).name)

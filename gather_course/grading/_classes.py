@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import GatherCourseError
-from .._i18n import N_, _catalog, edition
+from .._i18n import N_, catalog, edition
 from ..course._course import RELEASE, SOURCE, alembic_on_path, assignments, release
 from ..questions import exercise
 from ..questions._classroom import class_key, roster_tag
@@ -139,7 +139,7 @@ def _class_notebook(nb: Any, key: str, tags: list[str], preview: str, solver: So
     and the preview student's variants."""
     import nbformat
 
-    tr = _catalog(edition(nb)).gettext
+    tr = catalog(edition(nb)).gettext
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     cells["setup"].source += _SETUP.format(key=key, tags=" ".join(sorted(tags)))
     shown: dict[str, str] = {}

@@ -155,7 +155,7 @@ def _scores(root: Path, assignment: str, students: list[str]) -> dict[str, Outco
     return found
 
 
-def _release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
+def release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
     """The student notebooks of ``assignment`` as released: what submissions are compared with."""
     import nbformat
 
@@ -234,7 +234,35 @@ def grade_class(
     )
     with _gradebook_lock(root), nbgrader_api(root) as api:
         _register(api, root, assignment)
-        released = _release_notebooks(root, api, assignment)
+        released = release_notebooks(root, api, assignment)
+    results = _judge_all(root, assignment, students, released, pool, journal, progress)
+    problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
+    with _gradebook_lock(root):
+        _record(root, assignment, students, results, problems)
+        journal.end()
+        graded = _scores(root, assignment, students)
+    outcomes = []
+    for student in students:
+        outcome = graded.get(student, Outcome(student, False))
+        if student in problems:  # whatever the gradebook holds for it is not a grade
+            outcome = Outcome(student, False, 0.0, outcome.max_score, {}, problems[student])
+        outcome.notes = list(results[student]["notes"])
+        outcomes.append(outcome)
+    _write_csv(csv_path, outcomes)
+    return outcomes
+
+
+def _judge_all(
+    root: Path,
+    assignment: str,
+    students: list[str],
+    released: dict[str, Any],
+    pool: Any,
+    journal: Journal,
+    progress: TextIO,
+) -> dict[str, dict[str, Any]]:
+    """Every student's verdicts: kept in the journal from a run cut short, or judged by the
+    pool now (each kept in the journal as it arrives)."""
     results: dict[str, dict[str, Any]] = {}
     todo = []
     own = own_variants(root, released)
@@ -255,20 +283,7 @@ def grade_class(
             bar.update(1)
     finally:
         bar.close()
-    problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
-    with _gradebook_lock(root):
-        _record(root, assignment, students, results, problems)
-        journal.end()
-        graded = _scores(root, assignment, students)
-    outcomes = []
-    for student in students:
-        outcome = graded.get(student, Outcome(student, False))
-        if student in problems:  # whatever the gradebook holds for it is not a grade
-            outcome = Outcome(student, False, 0.0, outcome.max_score, {}, problems[student])
-        outcome.notes = list(results[student]["notes"])
-        outcomes.append(outcome)
-    _write_csv(csv_path, outcomes)
-    return outcomes
+    return results
 
 
 def _bar(out: TextIO, assignment: str, total: int, done: int) -> Any:

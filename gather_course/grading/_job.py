@@ -39,9 +39,9 @@ def _vm_bytes() -> int:
         return int(f.read().split()[0]) * resource.getpagesize()
 
 
-def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
-    import torch
-
+def _enter_job(channel: int, beat_w: int, supervisor: int) -> tuple[dict, bytes]:
+    """Become the supervisor's child with nothing open but the job's channel and heartbeat,
+    announce ourselves, read the job (only now: after the fork) and take its limits."""
     while os.getppid() != supervisor:  # until the child in between has exited
         time.sleep(0.0005)
     os.setsid()
@@ -53,10 +53,9 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
     os.closerange(low + 1, high)
     os.closerange(high + 1, 4096)
     write_frame(channel, {"pid": os.getpid()})
-    header, payload = read_frame(channel)  # the job, only now: after the fork
-    jobdir = header["jobdir"]
-    os.chdir(jobdir)
-    os.environ["TMPDIR"] = jobdir
+    header, payload = read_frame(channel)
+    os.chdir(header["jobdir"])
+    os.environ["TMPDIR"] = header["jobdir"]
     os.environ["GATHER_COURSE_LANG"] = header.get("lang", "en")  # diagnoses in the class's
     _limit(resource.RLIMIT_AS, _vm_bytes() + int(header["memory"]))
     _limit(resource.RLIMIT_CPU, int(header["job_limit"]) + 1)
@@ -65,6 +64,14 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
     _limit(resource.RLIMIT_MSGQUEUE, 0)  # no POSIX queue to outlive the job
     if os.getuid() != 0:  # root ignores RLIMIT_NPROC
         _limit(resource.RLIMIT_NPROC, 256)
+    return header, payload
+
+
+def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
+    import torch
+
+    header, payload = _enter_job(channel, beat_w, supervisor)
+    jobdir = header["jobdir"]
     calls = torch.load(io.BytesIO(payload), weights_only=True) if payload else []
     del payload
     timing = bool(header.get("timing"))
@@ -75,11 +82,11 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
         except OSError:
             pass
 
-    from gather_course._opcount import _OpCounter
+    from gather_course._opcount import OpCounter
 
     # ours, taken before any learner code can replace them
     stop, getpid, save, opener = os.kill, os.getpid, torch.save, builtins.open
-    read, counter_type, receive = read_frame, _OpCounter, _receive_timing_input
+    read, counter_type, receive = read_frame, OpCounter, _receive_timing_input
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     limit = float(header["call_limit"]) * 0.9  # ours first; the supervisor's is the backstop
 
@@ -126,6 +133,15 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
 _FROMBUFFER = None  # torch.frombuffer, taken by the template before any learner code
 
 
+def keep_frombuffer() -> None:
+    """Called by the template, before any learner code exists: keep torch's own
+    ``frombuffer``, so that a job reads its inputs with it even if the cells replace it."""
+    global _FROMBUFFER
+    import torch
+
+    _FROMBUFFER = torch.frombuffer
+
+
 def _receive_timing_input(channel: int, read: Any) -> list[list]:
     """The timed calls' inputs: a memory file mapped read-only, its tensors viewed in place."""
     import mmap
@@ -168,7 +184,7 @@ class TookTooLong(BaseException):
 
 def _describe(exc: BaseException, fn: Any = None) -> dict:
     """An error as plain data; ``fn``: the learner's function that raised it (None: a cell)."""
-    from gather_course._tier import _untouched_template  # (imported by the template)
+    from gather_course._tier import untouched_template  # (imported by the template)
 
     lines = str(exc).strip().splitlines()
     line, code = 0, ""
@@ -182,7 +198,7 @@ def _describe(exc: BaseException, fn: Any = None) -> dict:
         "line": line,
         "code": code,
         "not_implemented": (
-            _untouched_template(fn, exc)
+            untouched_template(fn, exc)
             if fn is not None
             else type(exc) is NotImplementedError and not lines  # a cell's own bare raise
         ),
@@ -206,9 +222,9 @@ def _call(fn: Any, call: dict, counter_type: type, keep: bool = True) -> dict:
     except BaseException as exc:  # noqa: BLE001 - any error in learner code is feedback
         raised = _describe(exc, fn)
         if isinstance(exc, Exception) and not raised["not_implemented"]:
-            from gather_course.diagnose import _gather_failure  # (imported by the template)
+            from gather_course.diagnose import gather_failure  # (imported by the template)
 
-            raised["gather"] = _gather_failure(fn, inputs)  # which gather rule, if any
+            raised["gather"] = gather_failure(fn, inputs)  # which gather rule, if any
         return {"raised": raised}
     try:
         plain = _plain(value) if keep else None

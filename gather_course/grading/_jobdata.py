@@ -2,7 +2,7 @@
 
 Inputs go as ``torch.save`` payloads (the timing input as raw bytes the worker maps in
 place). Results come back as plain data, loaded with ``weights_only=True`` and turned into
-:class:`~gather_course.questions._judge.Outcome` objects, bounded: a learner's exception
+:class:`~gather_course.questions._outcome.Outcome` objects, bounded: a learner's exception
 message is cut to :data:`MESSAGE_CHARS`, and anything that is not a dense CPU tensor,
 number or short sequence of them is described (:class:`Opaque`), never used.
 """
@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .._i18n import _
-from ..questions._judge import Opaque, Outcome
+from ..questions import verdicts
+from ..questions._outcome import Opaque, Outcome
 from ._frames import HOLD
 
 if TYPE_CHECKING:
@@ -173,7 +174,7 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         return Outcome(
             error={
                 "type": "GradingError",
-                "message": _("no result came back"),
+                "message": _(verdicts.NO_RESULT),
                 "not_implemented": False,
             }
         )
@@ -183,7 +184,7 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         return Outcome(
             error={
                 "type": "NameError",
-                "message": _("the function is not defined (was its cell deleted or renamed?)"),
+                "message": _(verdicts.NOT_DEFINED),
                 "not_implemented": False,
             }
         )
@@ -191,7 +192,7 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         return Outcome(
             error={
                 "type": "TypeError",
-                "message": _("it is not a function but {what}").format(
+                "message": _(verdicts.NOT_A_FUNCTION).format(
                     what=_text(raw["not_callable"], 80, "something else")
                 ),
                 "not_implemented": False,

@@ -14,6 +14,7 @@ from typing import Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
+from .._tier import Tier
 from ..course._course import notebook_file
 from ..questions._classroom import MyClass
 from ._classjob import own_variant
@@ -67,18 +68,8 @@ def _own_variants(nb: Any) -> dict[str, str]:
     return {qid: mine.exercise(qid).variant_name for qid in qids}
 
 
-def check_notebook(
-    path: str | Path, timeout: float = 10.0, referee: Any = None
-) -> tuple[list[QuestionReport], list[str]]:
-    """Judge a learner's notebook with the referee, without the hidden cases.
-
-    Returns a report per graded test cell, and notes on cells grading would not run.
-
-    The same path as grading: the notebook's answer cells run in a sandboxed worker, never in
-    this process, and the verdicts are the ones grading gives on the visible cases. Output to
-    stderr and warnings do not matter. The file is only read. Pass a ``Referee`` to share
-    its worker between notebooks (the caller closes it).
-    """
+def _read_ours(path: str | Path) -> Any:
+    """The notebook at ``path``, if it is one of the course's exercise notebooks."""
     import nbformat
 
     path = notebook_file(path)
@@ -95,15 +86,36 @@ def check_notebook(
                 "metadata or graded test cells). Check a notebook from exercises/<assignment>/."
             ).format(path=path)
         )
+    return nb
+
+
+def _edited_tests(nb: Any) -> set[str]:
+    """The grade ids of the locked cells whose checksum no longer matches (edited)."""
     from nbgrader.utils import compute_checksum, is_locked
 
-    changed = {
+    return {
         c.metadata["nbgrader"]["grade_id"]
         for c in nb.cells
         if is_locked(c)
         and "checksum" in c.metadata["nbgrader"]
         and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]
     }
+
+
+def check_notebook(
+    path: str | Path, timeout: float = 10.0, referee: Any = None
+) -> tuple[list[QuestionReport], list[str]]:
+    """Judge a learner's notebook with the referee, without the hidden cases.
+
+    Returns a report per graded test cell, and notes on cells grading would not run.
+
+    The same path as grading: the notebook's answer cells run in a sandboxed worker, never in
+    this process, and the verdicts are the ones grading gives on the visible cases. Output to
+    stderr and warnings do not matter. The file is only read. Pass a ``Referee`` to share
+    its worker between notebooks (the caller closes it).
+    """
+    nb = _read_ours(path)
+    changed = _edited_tests(nb)
     submission = read_submission(nb, nb)
     variants = _own_variants(nb)
     own = referee is None
@@ -117,7 +129,7 @@ def check_notebook(
                 N_("passed")
                 if result.passed
                 else N_("not attempted")
-                if result.tier == "not attempted"
+                if result.tier == Tier.NOT_ATTEMPTED
                 else N_("failing")
             )
             if gid in changed:

@@ -3,7 +3,7 @@
 In the sandbox's pid namespace every process but init, the supervisor and the template is
 the job's (the job process and whatever it started). The supervisor counts their CPU time
 from the kernel's clocks, their memory, and kills and reaps what a job left behind (it is
-their subreaper). :data:`TEMPLATE` and :data:`BASE_RSS` are set once by the supervisor.
+their subreaper). The supervisor names its template once, with :func:`adopt_template`.
 """
 
 from __future__ import annotations
@@ -16,8 +16,21 @@ import signal
 import time
 from typing import Any
 
+from gather_course.grading._frames import JobStatus
+
 TEMPLATE = 0  # the template's pid (the supervisor's child that is not a job)
 BASE_RSS = 0  # the supervisor's and the template's own resident memory
+
+
+def adopt_template(pid: int) -> None:
+    """The supervisor's template is ``pid``: never a job's process; its memory and the
+    supervisor's own are not charged to a job."""
+    global TEMPLATE, BASE_RSS
+    TEMPLATE = pid
+    BASE_RSS = 0
+    for each in (os.getpid(), pid):
+        with open(f"/proc/{each}/statm") as f:
+            BASE_RSS += int(f.read().split()[1]) * resource.getpagesize()
 
 
 _LIBC: list[Any] = []  # the C library, opened once (the supervisor polls with it)
@@ -98,12 +111,12 @@ def _job_pids(keep: frozenset[int] = frozenset()) -> list[int]:
     return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in ours]
 
 
-def _over_budget(memory: int) -> str:
+def _over_budget(memory: int) -> JobStatus | None:
     """In the sandbox every process but init, the supervisor and the template is the job's:
     too many of them, or too much memory in all (RLIMIT_AS holds per process only), ends it."""
     pids = _job_pids()
     if len(pids) > _MAX_PROCESSES:
-        return "too many processes"
+        return JobStatus.TOO_MANY_PROCESSES
     rss = 0
     for pid in pids:
         try:
@@ -111,7 +124,7 @@ def _over_budget(memory: int) -> str:
                 rss += int(f.read().split()[1]) * resource.getpagesize()
         except (OSError, IndexError, ValueError):
             continue
-    return "too much memory" if rss > memory + BASE_RSS else ""
+    return JobStatus.TOO_MUCH_MEMORY if rss > memory + BASE_RSS else None
 
 
 def _cpu_of(pid: int) -> float:

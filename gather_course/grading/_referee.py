@@ -3,9 +3,9 @@
 It takes the cells to run from the notebook (:mod:`._submission`), makes every input itself
 (the visible battery of ``exercise(qid).check`` and, when grading, hidden cases from a
 secret seed), sends them to a sandboxed worker (:mod:`._sandbox`), receives the outputs as
-plain data (:mod:`._jobdata`), and judges them with the question's loop spec here
-(:func:`gather_course.questions._judge.judge_case`), with the same tiers and messages as
-``check``.
+plain data (:mod:`._jobdata`), and judges them here with the question's loop spec, by the
+same steps and in the same words as ``check`` (:mod:`gather_course.questions.steps`,
+:mod:`gather_course.questions.verdicts`): this module only gathers the evidence.
 
 Constraints are judged here too: a static scan of the source (:mod:`._scan`) and, for
 "vectorized" questions, the CPU time the kernel measured for the answer on a large input,
@@ -16,22 +16,20 @@ from __future__ import annotations
 
 import secrets
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import torch
 
-from .._answer_api import OUTSIDE
-from .._i18n import N_, _, language, listed
-from .._tier import Tier
-from ..questions import exercise
+from .._i18n import language
+from ..questions import exercise, steps
 from ..questions._cases import Case
-from ..questions._judge import _shapes, judge_case
 from ..questions._question import Question
-from ..questions._result import HIDDEN_CASE, NEVER_RAN, CheckResult, _Failure, operations_grow
+from ..questions._result import HIDDEN_CASE, CheckResult
+from ..questions.verdicts import Stop, shapes
 from . import _scan
 from ._failures import GraderBroken, WorkerDied, WorkerStartFailed, start_problem
-from ._frames import RESULT_CAP, TOO_LARGE
+from ._frames import RESULT_CAP, JobStatus, ended
 from ._jobdata import _load, _outcome, _payload
 from ._sandbox import Worker
 from ._submission import NotGraded, Submission
@@ -52,11 +50,6 @@ CALL_LIMIT = 10.0  # seconds per call of the learner's function (and per cell)
 MEMORY = 2 * 2**30  # bytes a job may allocate on top of the worker's own
 _HIDDEN_SEEDS = 2
 _JOB_CALLS = 6  # a job (cells and one question's calls) gets at most 6 call limits
-_HIDDEN_SHOWN = ("case", "inputs", N_("first wrong element"), "error", "where")
-_HIDDEN_NOTE = (
-    N_("values"),
-    N_("not shown for hidden cases: make your function right for any input of these shapes"),
-)
 
 
 @dataclass
@@ -159,7 +152,7 @@ class Referee(_TimingConstraint):
                 raise NotGraded(
                     f"the submission stopped its grading worker, twice ({exc})"
                 ) from None
-            if not str(reply.get("status", "")).startswith("grader"):
+            if ended(reply).status is not JobStatus.GRADER:
                 break
             self.close()
             if attempt == 2:
@@ -171,148 +164,116 @@ class Referee(_TimingConstraint):
 
     # -- one question ----------------------------------------------------------------------------
     def judge(self, sub: Submission, plan: Plan) -> CheckResult:
-        """The verdict on one question: the first failing case, constraint or measurement."""
-        q = plan.question
-        reached = _scan.course_internals(_scan.reachable(sub.cells, q.name))
-        if reached:  # before anything runs: the sandbox would only say "not found"
-            return _Failure(
-                Tier.CONSTRAINTS,
-                _(
-                    "Your answer reaches into the course itself: {what} ({where}); {constraint}"
-                ).format(
-                    what=f"`{reached[0].name}`",
-                    where=reached[0].where,
-                    constraint=_(OUTSIDE).format(what=f"`{reached[0].name}`"),
-                ),
-            ).result(q)
-        gen = torch.Generator().manual_seed(1)
-        scaling = [q.build(gen, sizes) for sizes in q.scaling]
-        calls = [
-            {"inputs": list(c.inputs.values()), "after": True, "count_ops": True}
-            for c in plan.cases
-        ]
-        calls += [{"inputs": list(c.inputs.values()), "count_ops": True} for c in scaling]
-        reply, result = self._job(sub.cells, q.name, calls)
-        results = result.get("results") if isinstance(result.get("results"), list) else []
-        cell_errors = result.get("cells") if isinstance(result.get("cells"), list) else []
-        cell_error = next((e for e in cell_errors if isinstance(e, dict)), None)
+        """The verdict on one question: the first failing case, constraint or measurement,
+        by the steps every verdict follows (:mod:`gather_course.questions.steps`)."""
         try:
-            for n, (case, raw) in enumerate(zip(plan.cases, results)):
-                try:
-                    judge_case(q, case, _outcome(raw, cell_error))
-                except _Failure as failure:
-                    if n >= plan.hidden_from:  # the shapes and where, not the values
-                        failure.details = [
-                            (k, v) for k, v in failure.details if k in _HIDDEN_SHOWN
-                        ] + [_HIDDEN_NOTE]
-                        failure.pair = None
-                    raise
-            if len(results) != len(calls):
-                self._missing_results(q, plan, reply, result, len(results))
-            ran: dict[str, int] = {}
-            for raw in results:  # what every call ran (a signal: see _constraints)
-                for op, n in (_outcome(raw).ops or {}).items():
-                    ran[op] = ran.get(op, 0) + n
-            self._constraints(q, sub, ran)
-            if q.vectorized:
-                small, big = (_outcome(r).ops or {} for r in results[-2:])
-                n_small, n_big = sum(small.values()), sum(big.values())
-                if n_big > n_small:
-                    raise operations_grow(_shapes(scaling[0]), n_small, _shapes(scaling[1]), n_big)
-                self._timing(q, sub, plan.timing_seed)
-        except _Failure as failure:
-            return failure.result(q)
+            return steps.judge(plan.question, _FromJob(self, sub, plan))
         except (NotGraded, GraderBroken):
             raise
         except Exception as exc:  # noqa: BLE001 - whatever the worker sent broke the judging
             raise NotGraded(
-                f"the grader could not judge what {q.name} returned "
+                f"the grader could not judge what {plan.question.name} returned "
                 f"({type(exc).__name__}); grade it by hand"
             ) from None
-        hidden = len(plan.cases) - plan.hidden_from
-        labels = list(dict.fromkeys(c.label for c in plan.cases[: plan.hidden_from]))
-        return CheckResult(
-            q.qid,
-            True,
-            Tier.PASSED,
-            (
-                _("All {n} test cases pass ({labels}; and {hidden} hidden cases; on cpu).")
-                if hidden
-                else _("All {n} test cases pass ({labels}; on cpu).")
-            ).format(n=len(plan.cases), labels=listed(_(label) for label in labels), hidden=hidden),
-        )
 
-    def _missing_results(
-        self, q: Question, plan: Plan, reply: dict, result: dict, got: int
-    ) -> None:
-        """The job ended early: name the case it was on and why."""
-        case = plan.cases[min(got, len(plan.cases) - 1)]
-        status = reply.get("status", "")
-        if status == "timeout":
-            why = _("it ran longer than {limit} s (an endless loop?) and was stopped").format(
-                limit=f"{self.call_limit:g}"
-            )
-        elif status == TOO_LARGE:
-            why = _(
-                "what it returned came to more than {cap} MB (a far larger tensor than the answer?)"
-            ).format(cap=RESULT_CAP // 2**20)
-        elif status == "killed" or not result:
-            why = _(
-                "the process running it was killed (too much memory, or the code ended "
-                "its own process: {status})"
-            ).format(status=status)
-        else:
-            why = _("the process running it ended early ({status})").format(status=status)
-        raise _Failure(
-            Tier.EXCEPTION,
-            _("Your function did not finish: {why}.").format(why=why),
-            [("case", case.label), ("inputs", _shapes(case))],
-        )
 
-    def _constraints(self, q: Question, sub: Submission, ops: dict[str, int]) -> None:
-        if not (q.forbid or q.require):
+class _FromJob(steps.Evidence):
+    """The evidence of a grade: the static scan of the source, then one job that runs the
+    cells and every call in the sandbox, read back as plain data; then the timing jobs."""
+
+    def __init__(self, referee: Referee, sub: Submission, plan: Plan) -> None:
+        self.referee, self.sub, self.plan, self.q = referee, sub, plan, plan.question
+        gen = torch.Generator().manual_seed(1)
+        self.scaling = [self.q.build(gen, sizes) for sizes in self.q.scaling]
+        self._reply: dict | None = None
+        self._results: list = []
+        self._cell_error: dict | None = None
+        self._empty = True
+
+    def reached(self) -> tuple[str, str] | None:
+        """Before anything runs: the sandbox would only say "not found"."""
+        reached = _scan.course_internals(_scan.reachable(self.sub.cells, self.q.name))
+        return (reached[0].name, reached[0].where) if reached else None
+
+    def _run(self) -> None:
+        if self._reply is not None:
             return
-        code = _scan.reachable(sub.cells, q.name)
-        forbidden = (
-            set().union(*(SOURCE_NAMES.get(op, {op}) for op in q.forbid)) if q.forbid else set()
-        )
-        used = _scan.names_used(code, forbidden, _scan.own_names(sub.cells))
-        ran = [op for op in q.forbid if ops.get(op)]
-        if used or ran:
-            what = (
-                _("{name} ({where})").format(name=f"`{used[0].name}`", where=used[0].where)
-                if used
-                else f"`{ran[0]}`"
-            )
-            raise _Failure(
-                Tier.CONSTRAINTS,
-                _(
-                    "Your values are right, but this question asks you not to use {ops}: "
-                    "your code uses {what}."
-                ).format(ops=q.forbidden_text, what=what),
-            )
-        hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
-        if hatches:
-            constraint = (
-                _("no {ops}").format(ops=q.forbidden_text)
-                if q.forbid
-                else _("use {ops}").format(ops=q.required_text)
-            )
-            raise _Failure(
-                Tier.CONSTRAINTS,
-                _(
-                    "Your values are right, but this question's constraint ({constraint}) "
-                    "is checked on the code your function can reach (what it calls, and "
-                    "every top-level statement of the notebook), which must call torch's "
-                    "functions by their names: your code uses `{name}` ({where}). Leave out "
-                    "computed names, torch internals, other libraries, threads and processes."
-                ).format(constraint=constraint, name=hatches[0].name, where=hatches[0].where),
-            )
-        for op in q.require:  # named in the code (autograd counts) and seen running
-            if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op):
-                raise _Failure(
-                    Tier.CONSTRAINTS,
-                    _(NEVER_RAN).format(ops=q.required_text, op=op),
-                )
+        calls = [
+            {"inputs": list(c.inputs.values()), "after": True, "count_ops": True}
+            for c in self.plan.cases
+        ]
+        calls += [{"inputs": list(c.inputs.values()), "count_ops": True} for c in self.scaling]
+        self._calls = len(calls)
+        self._reply, result = self.referee._job(self.sub.cells, self.q.name, calls)
+        self._empty = not result
+        results = result.get("results")
+        self._results = results if isinstance(results, list) else []
+        cells = result.get("cells") if isinstance(result.get("cells"), list) else []
+        self._cell_error = next((e for e in cells if isinstance(e, dict)), None)
 
-    # -- vectorized: CPU time on a large input, measured by the kernel ---------------------------
+    def seen(self) -> Iterator[steps.Seen]:
+        self._run()
+        for n, (case, raw) in enumerate(zip(self.plan.cases, self._results)):
+            yield steps.Seen(case, _outcome(raw, self._cell_error), n >= self.plan.hidden_from)
+
+    def unfinished(self) -> steps.Unfinished | None:
+        self._run()
+        got = len(self._results)
+        if got == self._calls:
+            return None
+        end = ended(self._reply or {})
+        stop = _STOPS.get(end.status, Stop.KILLED if self._empty else Stop.ENDED)
+        case = self.plan.cases[min(got, len(self.plan.cases) - 1)]
+        return steps.Unfinished(
+            case, stop, end.encode(), self.referee.call_limit, RESULT_CAP // 2**20
+        )
+
+    def constraints(self) -> steps.Constraints:
+        ops: dict[str, int] = {}
+        for raw in self._results:  # what every call ran (a signal: the scan decides)
+            for op, n in (_outcome(raw).ops or {}).items():
+                ops[op] = ops.get(op, 0) + n
+        return _constraints(self.q, self.sub, ops)
+
+    def growth(self) -> steps.Growth:
+        small, big = (sum((_outcome(r).ops or {}).values()) for r in self._results[-2:])
+        return steps.Growth(shapes(self.scaling[0]), small, shapes(self.scaling[1]), big)
+
+    def timing(self) -> steps.Timing:
+        return self.referee.timing(self.q, self.sub, self.plan.timing_seed)
+
+    def summary(self) -> steps.Summary:
+        cases, shown = self.plan.cases, self.plan.hidden_from
+        return steps.Summary(
+            len(cases), [c.label for c in cases[:shown]], "cpu", len(cases) - shown
+        )
+
+
+# How a job that ended early is worded (else: killed when it sent nothing, ended early).
+_STOPS = {
+    JobStatus.TIMEOUT: Stop.TIMEOUT,
+    JobStatus.TOO_LARGE: Stop.TOO_LARGE,
+    JobStatus.KILLED: Stop.KILLED,
+}
+
+
+def _constraints(q: Question, sub: Submission, ops: dict[str, int]) -> steps.Constraints:
+    """The question's op constraints, on the code the function reaches (the scan) and on
+    what its calls ran (the sandbox's op counter)."""
+    code = _scan.reachable(sub.cells, q.name)
+    forbidden = set().union(*(SOURCE_NAMES.get(op, {op}) for op in q.forbid)) if q.forbid else set()
+    used = _scan.names_used(code, forbidden, _scan.own_names(sub.cells))
+    ran = [op for op in q.forbid if ops.get(op)]
+    hatches = _scan.escape_hatches(code, _scan.imported_names(sub.cells))
+    never = [  # named in the code (autograd counts) and seen running
+        op
+        for op in q.require
+        if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op)
+    ]
+    return steps.Constraints(
+        forbidden_in_code=(
+            (used[0].name, used[0].where) if used else (ran[0], "") if ran else None
+        ),
+        hidden_call=(hatches[0].name, hatches[0].where) if hatches else None,
+        never_ran=never[0] if never else "",
+    )

@@ -28,7 +28,7 @@ from typing import Any
 from .._answer_api import MODULES
 from .._errors import GatherCourseError
 from ._failures import WorkerDied, WorkerStartFailed
-from ._frames import HOLD, read_frame, write_frame
+from ._frames import HOLD, JobStatus, ended, read_frame, write_frame
 
 SANDBOX, PROCESS = "sandbox", "process"
 # The worker: its script first, then the modules it imports (paths in the package folder).
@@ -353,7 +353,7 @@ class Worker:
         if (
             reply[0].get("template_gone")
             or not reply[0].get("clean", True)
-            or str(reply[0].get("status", "")).startswith("grader")
+            or ended(reply[0]).status is JobStatus.GRADER
         ):
             self.close()  # the supervisor has stopped: the next job needs a fresh worker
         return reply

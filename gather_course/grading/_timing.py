@@ -8,17 +8,17 @@ solution's time, and it must be right on that input too.
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .._i18n import N_, _
-from .._tier import Tier
 from ..questions import exercise
-from ..questions._result import _Failure
+from ..questions.steps import Large, Timing
+from ..questions.verdicts import Measurement, Timed, sizes_text
+from ._frames import JobStatus, ended
 from ._jobdata import TIMING_REPEAT, _outcome, _timing_bytes, call_seed
 from ._submission import NotGraded
 
@@ -44,11 +44,11 @@ class _TimingConstraint:
     close: Any
     call_limit: float
 
-    def _growth(
+    def measure(
         self, cells: list[str], q: Question, seed: int, cpu_cap: float = 0.0
-    ) -> tuple[float, Any]:
-        """CPU seconds of the timing calls alone, on the large input drawn from ``seed``
-        (``inf`` once past ``cpu_cap`` seconds, when one is given).
+    ) -> Measurement:
+        """One timing run: the CPU seconds of the timed calls alone, on the large input drawn
+        from ``seed`` (stopped past ``cpu_cap`` seconds, when one is given).
 
         The job process runs the cells, stops itself (the supervisor reads its CPU time),
         and only then receives the input: nothing at the top of a cell can prepare for it.
@@ -57,16 +57,13 @@ class _TimingConstraint:
         reply, result = self._job(
             cells, q.name, later=later, n_calls=TIMING_REPEAT, cpu_cap=cpu_cap
         )
-        if reply.get("status") == "timeout":  # the wall clock's limit, not the CPU's
-            return float("inf"), _STOPPED
-        if reply.get("status") == "cpu_limit":
-            return float("inf"), None
-        if reply.get("status") == "new tasks":
-            return -1.0, None  # a thread or process began during the timed calls
-        if reply.get("status") != "ok" or reply.get("calls_cpu") is None:
-            return float("nan"), None
+        status = ended(reply).status
+        if status in _TIMED:
+            return Measurement(_TIMED[status])
+        if status is not JobStatus.OK or reply.get("calls_cpu") is None:
+            return Measurement(Timed.FAILED)
         results = result.get("results") or [None]
-        return float(reply["calls_cpu"]), results[-1]
+        return Measurement(Timed.MEASURED, float(reply["calls_cpu"]), results[-1])
 
     def baseline(self, q: Question, seed: int) -> float:
         """The course solution's CPU seconds on the timing input, measured once per question
@@ -84,9 +81,9 @@ class _TimingConstraint:
             for _attempt in range(_BASELINE_RUNS + 1):  # one failed run may be measured again
                 if key in _BASELINES or len(runs) == _BASELINE_RUNS:
                     break
-                measured = self._growth(_reference_cells(q), q, seed)[0]
-                if math.isfinite(measured) and measured > 0:
-                    runs.append(measured)  # never a failed one: it would judge everyone
+                measured = self.measure(_reference_cells(q), q, seed)
+                if measured.how is Timed.MEASURED and (measured.cpu or 0) > 0:
+                    runs.append(measured.cpu)  # never a failed one: it would judge everyone
                 else:
                     self.close()  # measure it again on a fresh worker
             if runs and key not in _BASELINES:
@@ -98,116 +95,58 @@ class _TimingConstraint:
                 )
         return _BASELINES[key]
 
-    def _timing(self, q: Question, sub: Submission, seed: int) -> None:
-        if not q.timing:
-            return
+    def timing(self, q: Question, sub: Submission, seed: int) -> Timing:
+        """The answer's CPU time on the large input against the course solution's; and,
+        once within the limit, its last result there. A run over the limit is measured
+        once more (a run can be paused by the host): the faster counts."""
         ref = self.baseline(q, seed)
         factor = q.timing_factor
         if q.variant_name != "public":
             factor += _variant_extra(q, seed)
         cap = _CAP_MARGIN * factor * ref
-        got, last = self._growth(sub.cells, q, seed, cpu_cap=cap)
-        for _again in range(_CONFIRM):  # too slow must be slow again: a run can be paused
-            if not got > factor * ref or last is _STOPPED:  # within the limit, or not CPU
+        got = self.measure(sub.cells, q, seed, cpu_cap=cap)
+        for _again in range(_CONFIRM):  # too slow must be slow again
+            if not got.over(factor * ref):  # within the limit, or not about CPU time
                 break
-            again, again_last = self._growth(sub.cells, q, seed, cpu_cap=cap)
-            if 0 <= again < got:
-                got, last = again, again_last
-        if got < 0:
-            raise _Failure(
-                Tier.NOT_VECTORIZED,
-                _(
-                    "Your values are right, but on a large input your function started a "
-                    "thread or a process. Its CPU time is measured for whole-tensor code in "
-                    "one thread; write it that way."
-                ),
-                [(N_("large input"), _size_text(q.timing))],
-            )
-        if last is _STOPPED:  # it waited, slept or hung: no CPU time tells a loop
-            raise self._stopped(q)
-        if got != got:  # nan: the run failed
-            raise _Failure(
-                Tier.EXCEPTION,
-                _(
-                    "Your function did not finish on a large input ({size}): it raised an "
-                    "error or ended its process."
-                ).format(size=_size_text(q.timing)),
-                [],
-            )
-        if got == float("inf") or got > factor * ref:
-            shown = (
-                _("more than {limit} s").format(limit=f"{factor * ref:.2f}")
-                if got == float("inf")
-                else f"{got:.2f} s"
-            )
-            raise _Failure(
-                Tier.NOT_VECTORIZED,
-                _(
-                    "Your values are right, but on a large input your "
-                    "function takes far more CPU time than whole-tensor code, the way a "
-                    "Python loop over elements does (also over lists or numpy arrays). "
-                    "Replace the loop by whole-tensor operations (gather, indexing)."
-                ),
-                [
-                    (
-                        N_("large input"),
-                        _("{size}: {time} of CPU for {n} calls").format(
-                            size=_size_text(q.timing), time=shown, n=TIMING_REPEAT
-                        ),
-                    ),
-                    (N_("the course's solution"), f"{ref:.3f} s"),
-                    (N_("the limit"), f"{factor:.3g} × {ref:.3f} s"),
-                ],
-            )
-        self._check_large_answer(q, last, seed)
-
-    def _stopped(self, q: Question) -> _Failure:
-        return _Failure(
-            Tier.EXCEPTION,
-            _(
-                "Your function did not finish on a large input ({size}): it ran longer "
-                "than {limit} s and was stopped."
-            ).format(size=_size_text(q.timing or {}), limit=f"{self.call_limit:g}"),
-            [],
+            again = self.measure(sub.cells, q, seed, cpu_cap=cap)
+            if again.seconds is not None and again.seconds < (got.seconds or 0):
+                got = again
+        timing = Timing(
+            sizes_text(q.timing or {}), got, ref, factor, TIMING_REPEAT, self.call_limit
         )
+        if got.how is not Timed.MEASURED or got.over(factor * ref):
+            return timing
+        large, error = _large_answer(q, got.raw, seed)
+        return replace(timing, large=large, error=error)
 
-    def _check_large_answer(self, q: Question, raw: Any, seed: int) -> None:
-        """The answer on the large input must be right too, all of it."""
-        outcome = _outcome(raw)
-        if outcome.error and outcome.error["type"] == "TookTooLong":  # the job's own alarm
-            raise self._stopped(q)
-        if outcome.error:
-            raise _Failure(
-                Tier.EXCEPTION,
-                _(
-                    "Your function raised an error on a large input ({size}): {error}: {message}"
-                ).format(
-                    size=_size_text(q.timing or {}),
-                    error=outcome.error["type"],
-                    message=outcome.error["message"],
-                ),
-                [],
-            )
-        expected = _solution_on(q, call_seed(seed, TIMING_REPEAT - 1))  # the last call's
-        expected = expected if isinstance(expected, tuple) else (expected,)
-        got = outcome.value if isinstance(outcome.value, (tuple, list)) else (outcome.value,)
-        ok = len(got) == len(expected)
-        for exp, out in zip(expected, got if ok else ()):
-            ok = (
-                ok
-                and type(out) is torch.Tensor
-                and out.shape == exp.shape
-                and bool(torch.isclose(out.double(), exp.double(), rtol=1e-4, atol=1e-5).all())
-            )
-        if not ok:
-            raise _Failure(
-                Tier.WRONG_VALUES,
-                _(
-                    "Your function gives wrong values on a large input ({size}), although the "
-                    "small cases pass."
-                ).format(size=_size_text(q.timing or {})),
-                [],
-            )
+
+def _large_answer(q: Question, raw: Any, seed: int) -> tuple[Large, tuple[str, str]]:
+    """The answer's last result on the large input, against the course solution's."""
+    outcome = _outcome(raw)
+    if outcome.error and outcome.error["type"] == "TookTooLong":  # the job's own alarm
+        return Large.STOPPED, ("", "")
+    if outcome.error:
+        return Large.RAISED, (outcome.error["type"], outcome.error["message"])
+    expected = _solution_on(q, call_seed(seed, TIMING_REPEAT - 1))  # the last call's
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    got = outcome.value if isinstance(outcome.value, (tuple, list)) else (outcome.value,)
+    ok = len(got) == len(expected)
+    for exp, out in zip(expected, got if ok else ()):
+        ok = (
+            ok
+            and type(out) is torch.Tensor
+            and out.shape == exp.shape
+            and bool(torch.isclose(out.double(), exp.double(), rtol=1e-4, atol=1e-5).all())
+        )
+    return (Large.RIGHT if ok else Large.WRONG), ("", "")
+
+
+# How a timing job that did not run to its end is measured.
+_TIMED = {
+    JobStatus.TIMEOUT: Timed.WALL_CLOCK,  # the wall clock's limit, not the CPU's
+    JobStatus.CPU_LIMIT: Timed.OVER_CAP,
+    JobStatus.NEW_TASKS: Timed.NEW_TASKS,  # a thread or process began during the timed calls
+}
 
 
 # The vectorized constraint: the answer's CPU time on the large input against the course solution's,
@@ -225,7 +164,6 @@ _CAP_MARGIN = 1.5  # a timing job is stopped past 1.5 x the limit: its verdict i
 # counts. (Each run is a fresh job on the same secret inputs; nothing a job leaves reaches
 # the next: /tmp is wiped, /dev is read-only, the template is checked.)
 _BASELINE_RUNS = 2
-_STOPPED = object()  # a timing run stopped by the wall clock (what it returned: nothing)
 _CONFIRM = 1  # more runs of a loop: more of the grader's time for each loop in the class
 _SOLUTIONS: OrderedDict[tuple[str, str, int], Any] = OrderedDict()
 
@@ -304,7 +242,3 @@ def _measure_extra(q: Question, seed: int) -> float:
     answer = solution(*v.to_public(mine).values())
     changes = best(lambda: v.to_public(mine)) + best(lambda: v.from_public(answer))
     return changes / max(plain, 1e-6)
-
-
-def _size_text(sizes: dict) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sizes.items() if k != "label")

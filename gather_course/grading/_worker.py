@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import resource
 import select
 import signal
 import socket
@@ -37,6 +36,7 @@ import sys
 import tempfile
 import time
 import types
+from typing import Any
 
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _HELLO_LIMIT = 30.0  # seconds for a fresh job process to announce itself
@@ -71,7 +71,9 @@ from gather_course.grading import _job, _procs  # noqa: E402
 from gather_course.grading._frames import (  # noqa: E402
     HOLD,
     RESULT_CAP,
-    TOO_LARGE,
+    Ended,
+    JobStatus,
+    ended,
     read_frame,
     write_frame,
 )
@@ -138,6 +140,114 @@ def _send_later(channel: socket.socket, later: tuple[dict, int]) -> None:
         pass
 
 
+def _grader(problem: str) -> dict:
+    """The reply of a job the grader itself could not run (not the submission's fault)."""
+    return {"status": Ended(JobStatus.GRADER, problem).encode()}
+
+
+def _how_it_ended(code: int) -> Ended:
+    """A job's wait status, as a status."""
+    if os.WIFSIGNALED(code):
+        sig = os.WTERMSIG(code)
+        known = {signal.SIGXCPU: JobStatus.TIMEOUT, signal.SIGKILL: JobStatus.KILLED}
+        return Ended(known[sig]) if sig in known else Ended(JobStatus.SIGNAL, str(sig))
+    if os.WEXITSTATUS(code) != 0:
+        return Ended(JobStatus.EXIT, str(os.WEXITSTATUS(code)))
+    return Ended(JobStatus.OK)
+
+
+def _start_job(control: socket.socket) -> tuple[socket.socket, int, int] | str:
+    """A fresh job process from the template: (its channel, the read end of its heartbeat,
+    its pid), or what went wrong (the grader's problem)."""
+    mine, theirs = socket.socketpair()
+    beat_r, beat_w = os.pipe()
+    try:
+        socket.send_fds(control, [b"J"], [theirs.fileno(), beat_w])
+    except OSError:
+        theirs.close()
+        os.close(beat_w)
+        os.close(beat_r)
+        mine.close()
+        return "the template is gone"
+    theirs.close()
+    os.close(beat_w)
+    pid = _hello(mine.fileno())
+    if not pid:
+        os.close(beat_r)
+        mine.close()
+        _sweep(time.monotonic() + 5)
+        return "no job process started"
+    return mine, beat_r, pid
+
+
+class _Watched:
+    """What the supervisor saw of one job process until it ended."""
+
+    status: JobStatus | None = None  # set when the supervisor ended it, or new tasks began
+    at_stop: float | None = None  # its CPU seconds at the stop after the cells (timing jobs)
+    usage: Any = None
+    code = 0
+
+
+def _watch(
+    pid: int,
+    header: dict,
+    later: tuple[dict, int] | None,
+    mine: socket.socket,
+    beat_r: int,
+    sandboxed: bool,
+) -> _Watched:
+    """Wait for the job to end, within its limits: the job's and the call's (by its
+    heartbeat), its memory, and a timing job's CPU cap; send the timing input at its stop."""
+    seen = _Watched()
+    started = last_beat = time.monotonic()
+    job_limit, call_limit = float(header["job_limit"]), float(header["call_limit"])
+    cpu_cap = float(header.get("cpu_cap") or 0)
+    last_pid = -1
+    while seen.usage is None:
+        ready, _, _ = select.select([beat_r], [], [], 0.02)
+        if ready and os.read(beat_r, 4096):
+            last_beat = time.monotonic()
+        done, wstatus, ru = os.wait4(pid, os.WNOHANG | os.WUNTRACED)
+        if done and os.WIFSTOPPED(wstatus):  # it stops itself once, after the cells
+            if seen.at_stop is None and later is not None:
+                if sandboxed:  # what the cells left running ends here: the calls run alone
+                    _kill_all_but({pid})
+                    last_pid = _last_pid()
+                seen.at_stop = _cpu_of(pid)
+                _send_later(mine, later)
+            os.kill(pid, signal.SIGCONT)
+            continue
+        if done:
+            seen.usage, seen.code = ru, wstatus
+            break
+        now = time.monotonic()
+        over = _over_budget(int(header["memory"])) if sandboxed else None
+        if (
+            seen.at_stop is not None
+            and cpu_cap
+            and _job_cpu(pid, sandboxed) - seen.at_stop > cpu_cap
+        ):
+            over = JobStatus.CPU_LIMIT  # the timing verdict is known: no need to wait
+        if over or now - started > job_limit or now - last_beat > call_limit:
+            seen.status = over or JobStatus.TIMEOUT
+            os.kill(pid, signal.SIGKILL)
+            _, seen.code, seen.usage = os.wait4(pid, 0)
+    if last_pid >= 0 and _last_pid() != last_pid and not seen.status:
+        seen.status = JobStatus.NEW_TASKS  # a thread or process began after the stop
+    return seen
+
+
+def _read_result(jobdir: str) -> bytes:
+    """The job's result file, never followed through a link, at most one byte past the cap."""
+    try:
+        fd = os.open(os.path.join(jobdir, "result.pt"), os.O_RDONLY | os.O_NOFOLLOW)
+        with os.fdopen(fd, "rb") as f:
+            return f.read(RESULT_CAP + 1)
+    except OSError:
+        return b""
+
+
 def _run_job(
     header: dict,
     payload: bytes,
@@ -149,26 +259,11 @@ def _run_job(
     try:
         jobdir = _job_folder(base, sandboxed)
     except OSError as exc:
-        return {"status": f"grader: no job folder ({exc.strerror})", "clean": False}, b""
-    mine, theirs = socket.socketpair()
-    beat_r, beat_w = os.pipe()
-    try:
-        socket.send_fds(control, [b"J"], [theirs.fileno(), beat_w])
-    except OSError:
-        theirs.close()
-        os.close(beat_w)
-        os.close(beat_r)
-        mine.close()
-        return {"status": "grader: the template is gone"}, b""
-    theirs.close()
-    os.close(beat_w)
-    started = time.monotonic()
-    pid = _hello(mine.fileno())
-    if not pid:
-        os.close(beat_r)
-        mine.close()
-        _sweep(time.monotonic() + 5)
-        return {"status": "grader: no job process started"}, b""
+        return _grader(f"no job folder ({exc.strerror})") | {"clean": False}, b""
+    started = _start_job(control)
+    if isinstance(started, str):
+        return _grader(started), b""
+    mine, beat_r, pid = started
     job = {k: header[k] for k in ("cells", "function", "call_limit", "memory", "job_limit")}
     job["lang"] = "zh" if header.get("lang") == "zh" else "en"
     job["jobdir"], job["timing"] = jobdir, later is not None
@@ -176,63 +271,19 @@ def _run_job(
         write_frame(mine.fileno(), job, payload)
     except OSError:
         pass  # it ended already: its status says how
-    job_limit, call_limit = float(header["job_limit"]), float(header["call_limit"])
-    cpu_cap = float(header.get("cpu_cap") or 0)
-    last_beat, status, usage, code, at_stop = started, "", None, None, None
-    last_pid = -1
-    while usage is None:
-        ready, _, _ = select.select([beat_r], [], [], 0.02)
-        if ready and os.read(beat_r, 4096):
-            last_beat = time.monotonic()
-        done, wstatus, ru = os.wait4(pid, os.WNOHANG | os.WUNTRACED)
-        if done and os.WIFSTOPPED(wstatus):  # it stops itself once, after the cells
-            if at_stop is None and later is not None:
-                if sandboxed:  # what the cells left running ends here: the calls run alone
-                    _kill_all_but({pid})
-                    last_pid = _last_pid()
-                at_stop = _cpu_of(pid)
-                _send_later(mine, later)
-            os.kill(pid, signal.SIGCONT)
-            continue
-        if done:
-            usage, code = ru, wstatus
-            break
-        now = time.monotonic()
-        over = _over_budget(int(header["memory"])) if sandboxed else ""
-        if at_stop is not None and cpu_cap and _job_cpu(pid, sandboxed) - at_stop > cpu_cap:
-            over = "cpu_limit"  # the timing verdict is known: no need to wait
-        if over or now - started > job_limit or now - last_beat > call_limit:
-            status = over or "timeout"
-            os.kill(pid, signal.SIGKILL)
-            _, code, usage = os.wait4(pid, 0)
+    seen = _watch(pid, header, later, mine, beat_r, sandboxed)
     os.close(beat_r)
     mine.close()
-    if last_pid >= 0 and _last_pid() != last_pid and not status:
-        status = "new tasks"  # a thread or process began after the stop: uncountable CPU
-    cpu = usage.ru_utime + usage.ru_stime
+    cpu = seen.usage.ru_utime + seen.usage.ru_stime
     left_cpu, clean = _sweep(time.monotonic() + 5)
-    calls_cpu = None if at_stop is None else cpu + left_cpu - at_stop
-    if not status:
-        if os.WIFSIGNALED(code):
-            sig = os.WTERMSIG(code)
-            status = {signal.SIGXCPU: "timeout", signal.SIGKILL: "killed"}.get(sig, f"signal {sig}")
-        elif os.WEXITSTATUS(code) != 0:
-            status = f"exit {os.WEXITSTATUS(code)}"
-        else:
-            status = "ok"
-    result = b""
-    path = os.path.join(jobdir, "result.pt")
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-        with os.fdopen(fd, "rb") as f:
-            result = f.read(RESULT_CAP + 1)
-    except OSError:
-        pass
+    calls_cpu = None if seen.at_stop is None else cpu + left_cpu - seen.at_stop
+    end = Ended(seen.status) if seen.status else _how_it_ended(seen.code)
+    result = _read_result(jobdir)
     if len(result) > RESULT_CAP:
-        status, result = TOO_LARGE, b""
+        end, result = Ended(JobStatus.TOO_LARGE), b""
     clean = _wipe(base, sandboxed, _MOUNTS) and clean and not (sandboxed and _ipc_left())
     clean = clean and _template_state() == _STATE  # a changed template: a fresh worker
-    reply = {"status": status, "calls_cpu": calls_cpu, "clean": clean}
+    reply = {"status": end.encode(), "calls_cpu": calls_cpu, "clean": clean}
     if not _template_alive():
         reply["template_gone"] = True  # this job ended it: the worker must start afresh
     return reply, result
@@ -264,7 +315,6 @@ def main() -> None:
             code = 0
         finally:
             os._exit(code)
-    _procs.TEMPLATE = template
     template_end.close()
     os.close(ready_w)
     _prctl(_PR_SET_DUMPABLE, 0)  # the jobs cannot ptrace the supervisor or read its memory
@@ -276,9 +326,7 @@ def main() -> None:
         return
     _MOUNTS = _mounts_under(tempfile.gettempdir())
     _STATE = _template_state()
-    for pid in (os.getpid(), template):
-        with open(f"/proc/{pid}/statm") as f:
-            _procs.BASE_RSS += int(f.read().split()[1]) * resource.getpagesize()
+    _procs.adopt_template(template)
     base = tempfile.mkdtemp(prefix="jobs-")
     write_frame(wfd, {"ready": True, "pid": os.getpid(), "torch": torch.__version__})
     while True:
@@ -288,14 +336,14 @@ def main() -> None:
         except EOFError:
             return
         if header.get("later") and later is None:
-            reply, result = {"status": "grader: a timing input it does not hold"}, b""
+            reply, result = _grader("a timing input it does not hold"), b""
         else:
             reply, result = _run_job(header, payload, later, control, base)
         write_frame(wfd, reply, result)
         del header, payload, later, result  # (the jobs cannot read us; still, keep nothing)
         if (
             "template_gone" in reply
-            or reply["status"].startswith("grader")
+            or ended(reply).status is JobStatus.GRADER
             or not reply.get("clean", True)
         ):
             return  # a job left something we could not undo: the referee starts a fresh worker
@@ -309,11 +357,11 @@ def _answer_time_package() -> None:
     :mod:`gather_course._answer_api`. The worker's own modules leave ``sys.modules``, so an
     answer that imports them gets the same refusal as for the rest of the course.
     """
-    from gather_course import _answer_api
+    from gather_course._answer_api import install
 
     for name in [n for n in sys.modules if n.startswith("gather_course.grading")]:
         del sys.modules[name]
-    _answer_api.install()
+    install()
 
 
 # -- the template ------------------------------------------------------------------------------
@@ -328,14 +376,14 @@ def _template(control: socket.socket, ready_w: int) -> None:
     import torch
 
     torch.set_num_threads(1)
-    from gather_course._i18n import _catalog
-    from gather_course._opcount import _OpCounter
-    from gather_course.diagnose import _gather_failure  # noqa: F401 - warm: errors use it
+    from gather_course._i18n import catalog
+    from gather_course._opcount import OpCounter
+    from gather_course.diagnose import gather_failure  # noqa: F401 - warm: errors use it
 
-    _catalog("zh")  # read once here: a job that words a diagnosis in Chinese reads nothing
+    catalog("zh")  # read once here: a job that words a diagnosis in Chinese reads nothing
 
-    _job._FROMBUFFER = torch.frombuffer
-    with _OpCounter():  # torch's one-time set-up, paid here
+    _job.keep_frombuffer()
+    with OpCounter():  # torch's one-time set-up, paid here
         torch.zeros(1) + 1
     warm = torch.ones(2, 3, requires_grad=True)  # autograd's one-time set-up (about 0.3 s)
     torch.log_softmax(warm, -1).gather(1, torch.zeros(2, 1, dtype=torch.long)).sum().backward()

@@ -1,29 +1,31 @@
 """Running a learner's function against a question's battery, in the learner's process.
 
-``exercise(qid).check(fn)`` comes here: seeded cases (the default device too), each judged
-by :func:`._judge.judge_case`; then the question's constraints (ops it must or must not run), and
-whether the number of tensor operations grows with the input (a Python loop). The tiers,
-in the order a check looks for them, are :class:`Tier`'s members; the first failure wins.
-Grading judges the same way without running anything here (:mod:`gather_course.grading`).
+``exercise(qid).check(fn)`` comes here. It gathers the evidence (seeded cases, the default
+device's too; the ops the function runs; how their number grows with the input) by calling
+the function here, and :func:`.steps.judge` decides in the order every verdict follows.
+Grading judges with the same steps without running anything in its own process
+(:mod:`gather_course.grading._referee`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import torch
 
-from .._answer_api import BANK_NAMES, OUTSIDE, PUBLIC_MODULES
+from .._answer_api import BANK_NAMES, PUBLIC_MODULES
 from .._errors import GatherCourseError
-from .._i18n import N_, _, listed
-from .._opcount import _OpCounter
+from .._i18n import _
+from .._opcount import OpCounter
 from .._text import type_name
-from .._tier import Tier
 from ..device import default_device
 from ._cases import Case
-from ._judge import _call, _clone, _outcome, _shapes, judge_case
-from ._result import NEVER_RAN, CheckResult, _Failure, operations_grow
+from ._judge import raise_for_error
+from ._outcome import call, clone
+from ._result import CheckResult
+from .steps import Constraints, Evidence, Growth, Seen, Summary, judge
+from .verdicts import shapes
 
 if TYPE_CHECKING:
     from ._question import Question
@@ -72,69 +74,51 @@ def _course_internal(fn: Callable) -> str:
 _BANK_NAMES = {"questions", "CheckResult", *BANK_NAMES}
 
 
-def _check_course_internals(fn: Callable) -> None:
-    reached = _course_internal(fn)
-    if reached:
-        raise _Failure(
-            Tier.CONSTRAINTS,
-            _("Your answer reaches into the course itself: {what} ({where}); {constraint}").format(
-                what=f"`{reached}`",
-                where=_("in your function's code"),
-                constraint=_(OUTSIDE).format(what=f"`{reached}`"),
-            ),
+def _count_ops(fn: Callable, case: Case) -> dict[str, int]:
+    with OpCounter() as counter:
+        outcome = call(fn, case)
+    raise_for_error(case, outcome)
+    return dict(counter.ops)
+
+
+class _InProcess(Evidence):
+    """The evidence of a check: the learner's function called here, case by case (on the
+    CPU, then on the default device too when it is another)."""
+
+    def __init__(self, q: Question, fn: Callable, gen: torch.Generator, cases: list[Case]):
+        self.q, self.fn, self.gen, self.cases = q, fn, gen, cases
+        self.device = default_device()
+
+    def reached(self) -> tuple[str, str] | None:
+        reached = _course_internal(self.fn)
+        return (reached, _("in your function's code")) if reached else None
+
+    def seen(self) -> Iterator[Seen]:
+        other = self.device.type if self.device.type != "cpu" else ""
+        for case in self.cases:
+            inputs = {k: clone(x) for k, x in case.inputs.items()}
+            outcome = call(self.fn, Case(case.label, inputs))
+            outcome.after = tuple(inputs.values())
+            on_cpu = case.device.type == "cpu"
+            yield Seen(case, outcome, checked_on=other if on_cpu else "")
+
+    def constraints(self) -> Constraints:
+        ran = _count_ops(self.fn, self.cases[0])
+        used = [op for op in self.q.forbid if ran.get(op)]
+        missing = [op for op in self.q.require if not ran.get(op)]
+        return Constraints(
+            forbidden_ran=used[0] if used else "", never_ran=missing[0] if missing else ""
         )
 
+    def growth(self) -> Growth:
+        small, big = (self.q.build(self.gen, sizes) for sizes in self.q.scaling)
+        n_small = sum(_count_ops(self.fn, small).values())
+        n_big = sum(_count_ops(self.fn, big).values())
+        return Growth(shapes(small), n_small, shapes(big), n_big)
 
-def _check_constraints(q: Question, fn: Callable, case: Case) -> None:
-    if not (q.forbid or q.require):
-        return
-    with _OpCounter() as counter:
-        _call(fn, case)
-    used = [op for op in q.forbid if counter.ops.get(op)]
-    if used:
-        raise _Failure(
-            Tier.CONSTRAINTS,
-            _(
-                "Your values are right, but this question asks you not to use "
-                "{ops}: your function ran `{op}`."
-            ).format(ops=q.forbidden_text, op=used[0]),
-        )
-    missing = [op for op in q.require if not counter.ops.get(op)]
-    if missing:
-        raise _Failure(
-            Tier.CONSTRAINTS,
-            _(NEVER_RAN).format(ops=q.required_text, op=missing[0]),
-        )
-
-
-def _count_ops(fn: Callable, case: Case) -> int:
-    with _OpCounter() as counter:
-        _call(fn, case)
-    return sum(counter.ops.values())
-
-
-def _check_vectorized(q: Question, fn: Callable, gen: torch.Generator) -> None:
-    if not q.vectorized:
-        return
-    small, big = (q.build(gen, sizes) for sizes in q.scaling)
-    n_small, n_big = _count_ops(fn, small), _count_ops(fn, big)
-    if n_big > n_small:
-        raise operations_grow(_shapes(small), n_small, _shapes(big), n_big)
-
-
-# Said where a case on the CPU fails on a machine with a GPU: an answer that works only
-# there (.cuda(), device="cuda" written in) fails grading, which runs on the CPU.
-ON_THE_CPU = N_(
-    "runs your function on the CPU, so check tries every case there first, then on {device}."
-)
-
-
-def _about_devices(failure: _Failure) -> bool:
-    """Whether a failure is about where tensors are (a wrong device, CUDA named in an error):
-    only then is the note on grading's CPU worth a line; otherwise check and grade say the
-    same words."""
-    text = failure.headline.lower()
-    return failure.tier == Tier.WRONG_DEVICE or "cuda" in text or "device" in text
+    def summary(self) -> Summary:
+        devices = ", ".join(sorted({str(c.device) for c in self.cases}))
+        return Summary(len(self.cases), [c.label for c in self.cases], devices)
 
 
 def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
@@ -161,29 +145,4 @@ def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
     device = default_device()
     if device.type != "cpu":
         cases += [case.on(device) for case in cases[-3:]]
-    try:
-        _check_course_internals(fn)  # first, as the referee does
-        for case in cases:
-            inputs = {k: _clone(v) for k, v in case.inputs.items()}
-            outcome = _outcome(fn, Case(case.label, inputs))
-            outcome.after = tuple(inputs.values())
-            try:
-                judge_case(q, case, outcome)
-            except _Failure as failure:
-                if device.type != "cpu" and case.device.type == "cpu" and _about_devices(failure):
-                    failure.details.append(("grading", _(ON_THE_CPU).format(device=device.type)))
-                raise
-        _check_constraints(q, fn, cases[0])
-        _check_vectorized(q, fn, gen)
-    except _Failure as failure:
-        return failure.result(q)
-    devices = sorted({str(c.device) for c in cases})
-    labels = list(dict.fromkeys(c.label for c in cases))
-    return CheckResult(
-        q.qid,
-        True,
-        Tier.PASSED,
-        _("All {n} test cases pass ({labels}; on {devices}).").format(
-            n=len(cases), labels=listed(_(label) for label in labels), devices=", ".join(devices)
-        ),
-    )
+    return judge(q, _InProcess(q, fn, gen, cases))

@@ -8,7 +8,7 @@ from a template and slots. Every combination is a variant; the first choice of e
 is the public question. The bank holds no vectorized answer to any variant: the referee
 judges against the loop spec, and solutions/variant_solutions.py shows each can be solved.
 
->>> fam = Family({"layout": ("BLV", "BVL"), "keepdim": ("no", "yes")}, build=None)
+>>> fam = Family({"layout": Knob(("BLV", "BVL")), "keepdim": Knob(("no", "yes"))}, build=None)
 >>> fam.count, fam.name({"layout": "BVL", "keepdim": "no"})
 (4, 'layout=BVL')
 """
@@ -69,11 +69,41 @@ class Variant:
         return sentences([text, *(tr(note).format(**values) for note in self.notes)])
 
 
+class Knob(tuple):
+    """One knob of a question: its choices, the public one first (a tuple of them), and what
+    each other choice asks of the answer (``steps``: choice, or ``"*"`` for every other one,
+    to a bank text; the variant's third hint, formatted with its slots, ``{choice}``,
+    ``{public}`` and ``{expr}``).
+
+    >>> k = Knob(("rows", "columns"), {"columns": "runs down each column"})
+    >>> k.public, k.step("columns"), k.step("rows")
+    ('rows', 'runs down each column', None)
+    """
+
+    steps: dict[str, str]
+
+    def __new__(cls, choices: tuple[str, ...], steps: dict[str, str] | None = None) -> Knob:
+        knob = super().__new__(cls, choices)
+        knob.steps = dict(steps or {})
+        return knob
+
+    @property
+    def public(self) -> str:
+        return self[0]
+
+    def step(self, choice: str) -> str | None:
+        """The bank text of what ``choice`` asks of the answer (None: no text for it)."""
+        if choice == self.public:
+            return None
+        return self.steps.get(choice) or self.steps.get("*")
+
+
 @dataclass(frozen=True)
 class Family:
-    """A question's knobs (``{knob: (public choice, other choices...)}``) and ``build``."""
+    """A question's knobs (``{knob: Knob((public choice, other choices...), steps)}``) and
+    ``build``."""
 
-    knobs: dict[str, tuple[str, ...]]
+    knobs: dict[str, Knob]
     build: Callable[[dict[str, str]], Variant] | None
     few: str = ""  # why the knobs make fewer than eight variants, when they do
 

@@ -16,7 +16,7 @@ from .._text import sentences, type_name
 from ._cases import Case
 from ._check import run_check
 from ._knobs import Family, Variant
-from ._result import CLASS_ENV, CheckResult, _class_without_help
+from ._result import CLASS_ENV, CheckResult, class_without_help
 from ._variant_hints import variant_hints
 
 
@@ -199,7 +199,7 @@ class Question:
         return run_check(self, fn, seed, large)
 
     def _refuse_in_class(self, what: str) -> None:
-        if _class_without_help():
+        if class_without_help():
             raise GatherCourseError(
                 (
                     _(
@@ -269,7 +269,7 @@ class Question:
                 "This is your own variant ({variant}): the test cell below checks it. Hints "
                 "and solutions are off in this class."
             )
-            if _class_without_help()
+            if class_without_help()
             else _(
                 "This is your own variant ({variant}): the test cell below checks it. "
                 "`.hint()` gives hints made for it; there is no solution to show."
@@ -306,6 +306,19 @@ def register(q: Question) -> Question:
     if q.qid in _REGISTRY:
         raise RuntimeError(f"duplicate question id {q.qid}")
     _REGISTRY[q.qid] = q
+    return q
+
+
+def add_variants(qid: str, family: Family | None, why: str = "") -> Question:
+    """Give the registered question ``qid`` its class variants (``family``), or say ``why``
+    it has none. Its task becomes the family's template with the public choices."""
+    q = _REGISTRY[qid]
+    if family is None:
+        q = replace(q, no_variant_why=why)
+    else:
+        shown = family.build(family.public)
+        q = replace(q, family=family, shown=shown, task=shown.text(lambda t: t))
+    _REGISTRY[qid] = q
     return q
 
 

@@ -18,21 +18,19 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
-from .._text import sentences, wrap
+from .._text import wrap
 from .._tier import Tier
 
 CLASS_ENV = "GATHER_COURSE_CLASS"  # set by a class's JupyterHub: no hints or solutions
 
 
-def _class_without_help() -> bool:
+def class_without_help() -> bool:
     """Whether the class's hub turned hints and solutions off (:data:`CLASS_ENV`)."""
     return os.environ.get(CLASS_ENV, "") not in ("", "0")
 
 
 if TYPE_CHECKING:
-    import torch
-
-    from ._question import Question
+    pass
 
 
 # The labels of a result's details, kept in English in the result and shown translated.
@@ -61,19 +59,7 @@ _VERDICT_MD = N_("{mark} **{verdict}** (`{qid}`): {headline}")
 _DETAIL_LINE = N_("{key}: {value}")
 _DETAIL_MD = N_("- **{key}:** {value}")
 
-OPS_GROW = N_(  # translated where it is raised: _(OPS_GROW)
-    "Your values are right, but the number of tensor operations grows with the input "
-    "size, which means a Python loop over elements. Replace the loop by whole-tensor "
-    "operations (gather, indexing)."
-)
-
 HIDDEN_CASE = N_("hidden case: {label}")  # a grading case's label; shown translated
-
-
-NEVER_RAN = N_(  # the required op never ran: _(NEVER_RAN).format(ops=..., op=...)
-    "Your values are right, but this question asks you to use {ops}: your function never "
-    "ran `{op}`."
-)
 
 
 @dataclass
@@ -146,7 +132,7 @@ class CheckResult:
 
         Returns the matplotlib Figure; wrong cells are marked. ``ax``: two Axes to draw on.
         """
-        from .._draw_result import _draw_expected_vs_got
+        from .._draw_result import draw_expected_vs_got
 
         if self._pair is None:
             raise GatherCourseError(
@@ -158,7 +144,7 @@ class CheckResult:
                 ).format(tier=_(self.tier.value))
             )
         name, expected, got = self._pair
-        return _draw_expected_vs_got(name, expected, got, ax=ax)
+        return draw_expected_vs_got(name, expected, got, ax=ax)
 
     def assert_passed(self) -> CheckResult:
         """Raise ``AssertionError`` with the full feedback unless the check passed.
@@ -197,52 +183,3 @@ def _detail(key: str, value: str) -> str:
 def _md_value(v: str) -> str:
     code = "\n" not in v and len(v) < 120 and ("[" in v or "=" in v)
     return f"`{v}`" if code and not v.rstrip().endswith((".", "?", "。", "？")) else v
-
-
-class _Failure(Exception):
-    def __init__(
-        self,
-        tier: str,
-        headline: str,
-        details: list[tuple[str, str]] | None = None,
-        pair: tuple[str, torch.Tensor, torch.Tensor] | None = None,
-    ):
-        super().__init__(headline)
-        self.tier, self.headline, self.details = tier, headline, details or []
-        self.pair = pair  # (name, expected, got) of wrong values, for draw()
-
-    def result(self, q: Question) -> CheckResult:
-        """The failed CheckResult, with the advice every check and grade gives."""
-        advice = (
-            []
-            if self.tier == Tier.NOT_ATTEMPTED or _class_without_help()  # no hint to offer
-            else [_("Stuck? exercise({qid!r}).hint() gives a hint.").format(qid=q.qid)]
-        )
-        if self.pair is not None:
-            advice.append(
-                _("`.check({name}).draw()` draws the expected values next to yours.").format(
-                    name=q.name
-                )
-            )
-        return CheckResult(
-            q.qid,
-            False,
-            self.tier,
-            self.headline,
-            self.details,
-            sentences(advice),
-            _pair=self.pair,
-        )
-
-
-def operations_grow(small: str, n_small: int, big: str, n_big: int) -> _Failure:
-    """The verdict of an answer whose tensor operations grow with its input (a Python loop),
-    worded once for the check and the referee: the two inputs' shapes and counts."""
-    return _Failure(
-        Tier.NOT_VECTORIZED,
-        _(OPS_GROW),
-        [
-            ("small input", _("{shapes}: {n} operations").format(shapes=small, n=n_small)),
-            ("larger input", _("{shapes}: {n} operations").format(shapes=big, n=n_big)),
-        ],
-    )

@@ -52,7 +52,7 @@ _FROM = {
 }
 
 
-def _traced(
+def traced(
     case: Case, name: str, e: torch.Tensor, o: torch.Tensor, bad: torch.Tensor
 ) -> list[tuple[str, str]]:
     """Where the wrong values came from: a shift of the whole output, or the input elements
@@ -144,7 +144,7 @@ def _output_shift(e: torch.Tensor, o: torch.Tensor) -> tuple[int, int] | None:
     return None
 
 
-def _shape_tip(want: torch.Size, got: torch.Size) -> str:
+def shape_tip(want: torch.Size, got: torch.Size) -> str:
     """A sentence on what a wrong shape suggests, or '' (joined with ``_text.sentences``)."""
     if tuple(got) == tuple(want) + (1,):
         return _("It has an extra trailing dim of size 1: a missing .squeeze(-1)?")

@@ -8,16 +8,17 @@ solutions/variant_solutions.py holds the code that shows each can be solved.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 import torch
 
+from .._i18n import N_
 from . import nlp, topk
 from ._knobs import (
     COUNTING,
     Family,
     Inputs,
+    Knob,
     Variant,
     counted,
     counting_notes,
@@ -26,23 +27,39 @@ from ._knobs import (
     shape,
     unpermuted,
 )
-from ._question import _REGISTRY
+from ._question import add_variants
+
+# What a knob's choice asks of the answer (a variant's third hint), for the knobs that
+# several questions share; every other knob's are beside it, in its question's _add.
+_COUNTING_STEP = N_(
+    "`{idx}` does not count from 0: one whole-tensor arithmetic step on it gives the "
+    "0-based positions (an entry `i` stands for element `{expr}` of an axis of size `n`)."
+)
+_LAYOUT_STEP = N_(
+    "The axes come in another order (`{choice}`, not `{public}`): find each axis in your "
+    "shapes, gather along the one the index replaces, and lay the result out as the task "
+    "asks."
+)
+_KEEPDIM_STEP = N_(
+    "The result keeps a size-1 last dim: do not drop the dim you gathered along, or add "
+    "it back at the end."
+)
+_WHAT_STEP = N_(
+    "Probabilities, not log-probabilities: normalise with softmax instead of log_softmax, "
+    "over the vocabulary."
+)
 
 
 def _add(
     qid: str,
-    knobs: dict[str, tuple[str, ...]] | None = None,
+    knobs: dict[str, Knob] | None = None,
     build=None,
     why: str = "",
     few: str = "",
 ):
-    q = _REGISTRY[qid]
-    if knobs is None:
-        _REGISTRY[qid] = replace(q, no_variant_why=why)
-        return
-    family = Family(knobs, build, few)
-    shown = build(family.public)  # the public task is the template with the public choices
-    _REGISTRY[qid] = replace(q, family=family, shown=shown, task=shown.text(lambda t: t))
+    """A question's knobs (each with its choices and what they ask of the answer) and the
+    ``build`` that makes a variant from one choice per knob; or why it has none."""
+    add_variants(qid, Family(knobs, build, few) if knobs is not None else None, why)
 
 
 _CANONICAL = (
@@ -96,7 +113,18 @@ def _pick(p: dict[str, str]) -> Variant:
 
 _add(
     "basics.pick_per_row",
-    {"axis": ("rows", "columns"), "counting": ("zero", "one", "end", "end1")},
+    {
+        "axis": Knob(
+            ("rows", "columns"),
+            {
+                "columns": N_(
+                    "The index `{idx}` is `{idx_shape}`: it runs down each column, so it replaces "
+                    "the row coordinate, not the column."
+                )
+            },
+        ),
+        "counting": Knob(("zero", "one", "end", "end1"), {"*": _COUNTING_STEP}),
+    },
     _pick,
 )
 
@@ -184,7 +212,11 @@ def _labels(p: dict[str, str]) -> Variant:
 
 _add(
     "nlp.label_scores",
-    {"layout": _layouts("T"), "counting": ("zero", "one"), "keepdim": ("no", "yes")},
+    {
+        "layout": Knob(_layouts("T"), {"*": _LAYOUT_STEP}),
+        "counting": Knob(("zero", "one"), {"*": _COUNTING_STEP}),
+        "keepdim": Knob(("no", "yes"), {"yes": _KEEPDIM_STEP}),
+    },
     _labels,
 )
 
@@ -221,7 +253,11 @@ def _tokens(p: dict[str, str]) -> Variant:
 
 _add(
     "nlp.token_log_probs",
-    {"layout": _layouts("V"), "what": ("log", "prob"), "keepdim": ("no", "yes")},
+    {
+        "layout": Knob(_layouts("V"), {"*": _LAYOUT_STEP}),
+        "what": Knob(("log", "prob"), {"prob": _WHAT_STEP}),
+        "keepdim": Knob(("no", "yes"), {"yes": _KEEPDIM_STEP}),
+    },
     _tokens,
 )
 
@@ -252,7 +288,11 @@ def _causal(p: dict[str, str]) -> Variant:
 
 _add(
     "nlp.causal_lm_log_probs",
-    {"layout": _layouts("V"), "what": ("log", "prob"), "keepdim": ("no", "yes")},
+    {
+        "layout": Knob(_layouts("V"), {"*": _LAYOUT_STEP}),
+        "what": Knob(("log", "prob"), {"prob": _WHAT_STEP}),
+        "keepdim": Knob(("no", "yes"), {"yes": _KEEPDIM_STEP}),
+    },
     _causal,
 )
 
@@ -319,7 +359,20 @@ def _nll(p: dict[str, str]) -> Variant:
 
 _add(
     "nlp.masked_nll",
-    {"layout": ("BLV", "BVL"), "counting": ("zero", "one"), "reduction": ("mean", "sum", "none")},
+    {
+        "layout": Knob(("BLV", "BVL"), {"*": _LAYOUT_STEP}),
+        "counting": Knob(("zero", "one"), {"*": _COUNTING_STEP}),
+        "reduction": Knob(
+            ("mean", "sum", "none"),
+            {
+                "sum": N_("Sum the losses of the positions that count: no division."),
+                "none": N_(
+                    "No reduction: return each position's loss, shaped like `labels`, and 0 where "
+                    "a label is ignored."
+                ),
+            },
+        ),
+    },
     _nll,
 )
 
@@ -359,7 +412,35 @@ def _pixels(p: dict[str, str]) -> Variant:
 
 _add(
     "vision.gather_pixels",
-    {"point": ("yx", "xy"), "channels": ("first", "last"), "out": ("BCP", "BPC")},
+    {
+        "point": Knob(
+            ("yx", "xy"),
+            {
+                "xy": N_(
+                    "`coords` holds `(x, y)`: x is the column and y the row, the reverse of the "
+                    "public `(y, x)`."
+                )
+            },
+        ),
+        "channels": Knob(
+            ("first", "last"),
+            {
+                "last": N_(
+                    "The channels come last (`[B, H, W, C]`): the pixel positions are no longer "
+                    "the last dims, so flatten and index the right ones."
+                )
+            },
+        ),
+        "out": Knob(
+            ("BCP", "BPC"),
+            {
+                "BPC": N_(
+                    "The result is `[B, P, C]`: points before channels, the other way round from "
+                    "the public question."
+                )
+            },
+        ),
+    },
     _pixels,
 )
 
@@ -396,7 +477,10 @@ def _heads(p: dict[str, str]) -> Variant:
 
 _add(
     "vision.select_heads",
-    {"layout": tuple(_HEADS), "counting": ("zero", "one", "end")},
+    {
+        "layout": Knob(tuple(_HEADS), {"*": _LAYOUT_STEP}),
+        "counting": Knob(("zero", "one", "end"), {"*": _COUNTING_STEP}),
+    },
     _heads,
 )
 
@@ -445,7 +529,27 @@ def _select(p: dict[str, str]) -> Variant:
 
 _add(
     "topk.select_patches",
-    {"keep": ("highest", "lowest"), "order": ("rank", "position"), "layout": ("BND", "NBD")},
+    {
+        "keep": Knob(
+            ("highest", "lowest"),
+            {
+                "lowest": N_(
+                    "The lowest scores win: rank the scores the other way round (topk can take "
+                    "the smallest)."
+                )
+            },
+        ),
+        "order": Knob(
+            ("rank", "position"),
+            {
+                "position": N_(
+                    "The chosen patches keep the order they have in `patches`: put the chosen "
+                    "indices in increasing order before you gather."
+                )
+            },
+        ),
+        "layout": Knob(("BND", "NBD"), {"*": _LAYOUT_STEP}),
+    },
     _select,
 )
 
@@ -493,7 +597,19 @@ def _back(p: dict[str, str]) -> Variant:
 
 _add(
     "topk.scatter_back",
-    {"fill": ("zero", "minus_one"), "counting": ("zero", "one"), "layout": ("BKD", "KBD")},
+    {
+        "fill": Knob(
+            ("zero", "minus_one"),
+            {
+                "minus_one": N_(
+                    "The positions that receive no row hold -1: start from a tensor full of -1, "
+                    "not zeros."
+                )
+            },
+        ),
+        "counting": Knob(("zero", "one"), {"*": _COUNTING_STEP}),
+        "layout": Knob(("BKD", "KBD"), {"*": _LAYOUT_STEP}),
+    },
     _back,
 )
 
@@ -537,7 +653,29 @@ def _masking(p: dict[str, str]) -> Variant:
 
 _add(
     "mae.random_masking",
-    {"keep": ("smallest", "largest"), "mask": ("removed", "kept"), "dtype": ("float", "bool")},
+    {
+        "keep": Knob(
+            ("smallest", "largest"),
+            {
+                "largest": N_(
+                    "The largest noise is kept: rank the noise in decreasing order, not increasing."
+                )
+            },
+        ),
+        "mask": Knob(
+            ("removed", "kept"),
+            {"kept": N_("The mask marks the kept positions with 1 (or `True`): MAE's inverted.")},
+        ),
+        "dtype": Knob(
+            ("float", "bool"),
+            {
+                "bool": N_(
+                    "The mask is boolean: a comparison gives one, or convert the float mask at "
+                    "the end."
+                )
+            },
+        ),
+    },
     _masking,
 )
 
@@ -590,7 +728,19 @@ def _restore(p: dict[str, str]) -> Variant:
 # vectorized limit could no longer tell an honest answer from a loop (benchmarks measured it).
 _add(
     "mae.restore_sequence",
-    {"kept": ("first", "last"), "layout": ("NLD", "LND", "NDL")},
+    {
+        "kept": Knob(
+            ("first", "last"),
+            {
+                "last": N_(
+                    "The kept tokens are the last `len_keep` of the shuffled order: a token's "
+                    "place in `x_visible` is its shuffled position minus the `L - len_keep` "
+                    "removed ones before it."
+                )
+            },
+        ),
+        "layout": Knob(("NLD", "LND", "NDL"), {"*": _LAYOUT_STEP}),
+    },
     _restore,
     few="ids_shuffle instead of ids_restore would make the answer's cost a sort that hides a "
     "loop from the vectorized limit",
