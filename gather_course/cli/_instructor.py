@@ -20,6 +20,7 @@ def add_commands(sub: Any) -> None:
     _add_twins(sub)
     _add_release(sub)
     _add_grade(sub)
+    _add_certificates(sub)
     _add_similar(sub)
     _add_execute(sub)
     _add_bench(sub)
@@ -81,10 +82,37 @@ def _add_grade(sub: Any) -> None:
     )
     p.add_argument(
         "--scheduler",
-        help="grade on a Dask cluster: local:N starts N local worker processes, or the "
-        "address of a running scheduler (tcp://host:8786); default: this machine's pool",
+        help="grade on a Dask cluster: local:N starts N local worker processes (TLS, on the "
+        "loopback), or the address of a running scheduler: tls://HOST:8786 with "
+        "--certificates; default: this machine's pool",
+    )
+    p.add_argument(
+        "--certificates",
+        metavar="DIR",
+        help="the class's certificates for a tls:// scheduler (the folder `gather-course "
+        "certificates` made; default: c.GatherCourse.certificates in nbgrader_config.py)",
+    )
+    p.add_argument(
+        "--insecure",
+        action="store_true",
+        help="allow a tcp:// scheduler on another host (no TLS: anyone who reaches it can "
+        "run code on the graders); only on a network no student can reach",
     )
     p.set_defaults(func=_grade)
+
+
+def _add_certificates(sub: Any) -> None:
+    """``gather-course certificates``."""
+    p = sub.add_parser(
+        "certificates",
+        help="make a grading cluster's TLS certificates (a CA, the scheduler's, the "
+        "workers' and the instructor's) in a new folder",
+    )
+    p.add_argument("folder", help="a new (or empty) folder, kept where no student can read")
+    p.add_argument(
+        "--days", type=int, default=400, help="how long they are valid (default 400 days)"
+    )
+    p.set_defaults(func=_certificates)
 
 
 def _add_similar(sub: Any) -> None:
@@ -213,7 +241,14 @@ def _grade(args: argparse.Namespace) -> int:
                 "puts them there)."
             )
     jobs = min(args.jobs or os.cpu_count() or 1, max(map(len, classes.values())))
-    pool = open_pool(args.scheduler, jobs, args.timeout, args.require_sandbox)
+    certificates = args.certificates or _setting(root, "certificates")
+    if args.scheduler and not args.scheduler.startswith("local:"):
+        from ..grading._scheduler_address import check
+
+        check(args.scheduler, certificates=bool(certificates), insecure=args.insecure)
+    pool = open_pool(
+        args.scheduler, jobs, args.timeout, args.require_sandbox, certificates, args.insecure
+    )
     try:
         print(pool.describe(), flush=True)
         for assignment in args.assignment:
@@ -221,6 +256,29 @@ def _grade(args: argparse.Namespace) -> int:
             _report(assignment, outcomes, targets[assignment])
     finally:
         pool.close()
+    return 0
+
+
+def _setting(root: Path, name: str) -> str | None:
+    """``c.GatherCourse.<name>`` in the course's nbgrader_config.py (a path there is relative
+    to the course root), or None."""
+    from traitlets.config.loader import PyFileConfigLoader
+
+    if not (root / "nbgrader_config.py").is_file():
+        return None
+    config = PyFileConfigLoader("nbgrader_config.py", str(root)).load_config()
+    value = config.GatherCourse.get(name) if "GatherCourse" in config else None
+    return str(root / Path(value).expanduser()) if value else None
+
+
+def _certificates(args: argparse.Namespace) -> int:
+    from ..grading._tls import make_certificates
+
+    written = make_certificates(Path(args.folder), args.days)
+    print(f"wrote {len(written)} files in {args.folder}:")
+    for path in written:
+        print(f"  {path.name}")
+    print((Path(args.folder) / "README.txt").read_text(), end="")
     return 0
 
 

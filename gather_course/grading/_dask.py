@@ -25,6 +25,8 @@ from ._classjob import StudentJob, baselines, judge_student
 from ._failures import GraderBroken
 from ._referee import CALL_LIMIT, Referee
 from ._sandbox import SANDBOX, Worker, isolation
+from ._scheduler_address import check, probe
+from ._tls import security
 
 PLUGIN = "gather-course-referees"
 _CONNECT = 20  # seconds to reach a scheduler before saying it is not there
@@ -95,34 +97,22 @@ def grade_on_worker(job: StudentJob, released_texts: dict[str, str], secret: int
 
 class DaskPool:
     """Submissions judged on a Dask cluster: ``local:N`` (a LocalCluster started here) or
-    the address of a running scheduler (``tcp://host:8786``)."""
+    the address of a running scheduler (``tls://host:8786`` with the class's
+    ``certificates``; ``tcp://`` on the loopback, or anywhere with ``insecure``)."""
 
-    def __init__(self, scheduler: str, timeout: float | None, require_sandbox: bool) -> None:
+    def __init__(
+        self,
+        scheduler: str,
+        timeout: float | None,
+        require_sandbox: bool,
+        certificates: str | None = None,
+        insecure: bool = False,
+    ) -> None:
         self.address, self.cluster = scheduler, None
-        try:
-            if scheduler.startswith("local:"):
-                count = scheduler.removeprefix("local:")
-                if not count.isdigit() or int(count) < 1:
-                    raise GatherCourseError(
-                        f"--scheduler local:N takes a number of workers (local:2), got {scheduler}"
-                    )
-                self.cluster = LocalCluster(
-                    n_workers=int(count),
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                    silence_logs=50,
-                )
-                self.client = Client(self.cluster)
-            else:
-                self.client = Client(scheduler, timeout=_CONNECT)
-        except GatherCourseError:
-            raise
-        except OSError as exc:
-            raise GatherCourseError(
-                f"no Dask scheduler answers at {scheduler} ({exc}); start one (dask scheduler) "
-                "and its workers (dask worker ADDRESS), or use --scheduler local:N"
-            ) from None
+        if scheduler.startswith("local:"):
+            self.client = self._local(scheduler)
+        else:
+            self.client = _connect(scheduler, certificates, insecure)
         plugin = RefereePlugin(timeout or CALL_LIMIT, require_sandbox)
         try:
             self.client.register_plugin(plugin, name=PLUGIN)
@@ -132,6 +122,28 @@ class DaskPool:
         except Exception as exc:  # noqa: BLE001 - a worker's set-up failed: say which and why
             self.close()
             raise GatherCourseError(f"the Dask workers could not start grading: {exc}") from None
+
+    def _local(self, scheduler: str) -> Client:
+        """A LocalCluster here: TLS with certificates that live only in this process, on
+        the loopback only, and no dashboard."""
+        from distributed.security import Security
+
+        count = scheduler.removeprefix("local:")
+        if not count.isdigit() or int(count) < 1:
+            raise GatherCourseError(
+                f"--scheduler local:N takes a number of workers (local:2), got {scheduler}"
+            )
+        self.cluster = LocalCluster(
+            n_workers=int(count),
+            threads_per_worker=1,
+            processes=True,
+            protocol="tls",
+            host="127.0.0.1",
+            security=Security.temporary(),
+            dashboard_address=None,
+            silence_logs=50,
+        )
+        return Client(self.cluster)
 
     def describe(self) -> str:
         found = self.client.run(lambda: str(isolation()))
@@ -192,6 +204,24 @@ class DaskPool:
                     part.close()
                 except Exception:  # noqa: BLE001 - closing a cluster that is gone
                     pass
+
+
+def _connect(scheduler: str, certificates: str | None, insecure: bool) -> Client:
+    """A client of the scheduler at ``scheduler``, once its address is allowed and a Dask
+    scheduler that accepts this class's certificates answers there; else one line."""
+    scheme, host, port = check(scheduler, certificates=bool(certificates), insecure=insecure)
+    sec = security(certificates) if certificates else None
+    context = sec.get_connection_args("client")["ssl_context"] if sec else None
+    found = probe(scheme, host, port, context)
+    if found:
+        raise GatherCourseError(f"no Dask scheduler to grade with at {scheduler}: {found}")
+    try:
+        return Client(scheduler, security=sec, timeout=_CONNECT)
+    except Exception as exc:  # noqa: BLE001 - whatever Dask met on the way: one line
+        raise GatherCourseError(
+            f"could not connect to the Dask scheduler at {scheduler} "
+            f"({type(exc).__name__}: {str(exc)[:200]})"
+        ) from None
 
 
 def _gone(exc: BaseException) -> bool:

@@ -81,9 +81,12 @@ def open_pool(
     jobs: int | None = None,
     timeout: float | None = None,
     require_sandbox: bool = False,
+    certificates: str | None = None,
+    insecure: bool = False,
 ) -> Any:
     """The embedded pool, or with ``scheduler`` (``local:N`` or a scheduler's address) a
-    Dask pool. Close it when the class is graded."""
+    Dask pool (``certificates``: the class's folder, for ``tls://``). Close it when the class
+    is graded."""
     if not scheduler:
         return EmbeddedPool(jobs, timeout, require_sandbox)
     try:
@@ -92,4 +95,4 @@ def open_pool(
         raise GatherCourseError(
             "--scheduler needs dask.distributed: pip install 'dask[distributed]'"
         ) from None
-    return DaskPool(scheduler, timeout, require_sandbox)
+    return DaskPool(scheduler, timeout, require_sandbox, certificates, insecure)
