@@ -85,7 +85,8 @@ def diagnose(input: Any, dim: Any, index: Any) -> Diagnosis:
 def gather_failure(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[str]:
     """Why a learner's function failed inside a gather: run it again, watching its gathers.
 
-    Returns ``[call, "rule: message", "fix"]`` for the first gather call torch refused, or
+    Returns ``[call, message, fix, rule]`` for the first gather call torch refused (``rule``:
+    which one, ``"dim"``, ``"ndim"``, ``"size"``, ``"range"``, ``"dtype"``...), or
     ``[]`` when no gather failed (the error came from elsewhere). Used by the checks after
     ``fn(*inputs)`` raised; the inputs must be copies the caller can spare.
     """
@@ -102,7 +103,7 @@ def gather_failure(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[str]:
     if found.ok:
         return []
     problem = found.problems[0]
-    return [found.call, f"{problem.message}", problem.fix[:1].upper() + problem.fix[1:]]
+    return [found.call, problem.message, problem.fix[:1].upper() + problem.fix[1:], problem.rule]
 
 
 class _GatherWitness(TorchDispatchMode):

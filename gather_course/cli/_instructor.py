@@ -21,6 +21,7 @@ def add_commands(sub: Any) -> None:
     _add_release(sub)
     _add_grade(sub)
     _add_certificates(sub)
+    _add_report(sub)
     _add_similar(sub)
     _add_execute(sub)
     _add_bench(sub)
@@ -93,12 +94,30 @@ def _add_grade(sub: Any) -> None:
         "certificates` made; default: c.GatherCourse.certificates in nbgrader_config.py)",
     )
     p.add_argument(
+        "--report",
+        action="store_true",
+        help="write the class report beside the CSV once graded (as gather-course report)",
+    )
+    p.add_argument(
         "--insecure",
         action="store_true",
         help="allow a tcp:// scheduler on another host (no TLS: anyone who reaches it can "
         "run code on the graders); only on a network no student can reach",
     )
     p.set_defaults(func=_grade)
+
+
+def _add_report(sub: Any) -> None:
+    """``gather-course report``."""
+    p = sub.add_parser(
+        "report",
+        help="the class report of a graded assignment: where the class is stuck, item "
+        "statistics, each variant's fairness (HTML, CSV and JSON beside the grades CSV)",
+    )
+    p.add_argument("assignment", help="e.g. basics")
+    p.add_argument("--course", default=".", help="the course root (default: .)")
+    p.add_argument("--csv", help="the grades CSV of the run (default: grades-ASSIGNMENT.csv)")
+    p.set_defaults(func=_report_command)
 
 
 def _add_certificates(sub: Any) -> None:
@@ -254,6 +273,8 @@ def _grade(args: argparse.Namespace) -> int:
         for assignment in args.assignment:
             outcomes = grade_class(root, assignment, targets[assignment], pool=pool)
             _report(assignment, outcomes, targets[assignment])
+            if args.report:
+                _print_report(targets[assignment])
     finally:
         pool.close()
     return 0
@@ -269,6 +290,26 @@ def _setting(root: Path, name: str) -> str | None:
     config = PyFileConfigLoader("nbgrader_config.py", str(root)).load_config()
     value = config.GatherCourse.get(name) if "GatherCourse" in config else None
     return str(root / Path(value).expanduser()) if value else None
+
+
+def _report_command(args: argparse.Namespace) -> int:
+    from ..course._course import course_root, known_assignment
+    from ..grading._grade import csv_target
+
+    root = course_root(args.course)
+    known_assignment(root, args.assignment)
+    target = csv_target(
+        root, Path(args.csv) if args.csv else root / f"grades-{args.assignment}.csv"
+    )
+    _print_report(target)
+    return 0
+
+
+def _print_report(csv_path: Path) -> None:
+    from ..report import write_report
+
+    written = write_report(csv_path)
+    print(f"class report: {written[0]} (and {written[1].name}, {written[2].name})")
 
 
 def _certificates(args: argparse.Namespace) -> int:

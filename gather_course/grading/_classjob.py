@@ -143,7 +143,9 @@ def judge_student(
     referee: Referee, job: StudentJob, released: dict[str, Any], secret: int
 ) -> dict[str, Any]:
     """One student's result as plain data: ``{"student", "digest", "verdicts": {grade_id:
-    {"passed", "message"}}, "notes", "problem"}``; ``problem`` says why it was not graded."""
+    {"passed", "message", "tier", "diagnosis"}}, "notes", "problem"}``; ``problem`` says why
+    it was not graded (``diagnosis``: ``[template, args]``, what went wrong, for the class
+    report)."""
     result: dict[str, Any] = {
         "student": job.student,
         "digest": job.digest,
@@ -157,7 +159,13 @@ def judge_student(
         with speaking(lang):
             verdicts, notes = referee_files(referee, job.files, released, secret, job.variants)
             result["verdicts"] = {
-                gid: {"passed": bool(r.passed), "message": str(r)} for gid, r in verdicts.items()
+                gid: {
+                    "passed": bool(r.passed),
+                    "message": str(r),
+                    "tier": r.tier.value,
+                    "diagnosis": r.diagnosis.plain() if r.diagnosis else None,
+                }
+                for gid, r in verdicts.items()
             }
             result["notes"] = [str(n) for n in notes]
     except NotGraded as exc:

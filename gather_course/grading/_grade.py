@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .._errors import GatherCourseError
+from .._i18n import edition
 from ..course._course import (
     PROTECTED,
     RELEASE,
@@ -27,6 +28,7 @@ from ._classes import own_variants
 from ._classjob import student_job
 from ._journal import FOLDER, Journal
 from ._pools import open_pool
+from ._verdict_log import VerdictLog
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root
 
@@ -235,12 +237,17 @@ def grade_class(
     with _gradebook_lock(root), nbgrader_api(root) as api:
         _register(api, root, assignment)
         released = release_notebooks(root, api, assignment)
-    results = _judge_all(root, assignment, students, released, pool, journal, progress)
-    problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
-    with _gradebook_lock(root):
-        _record(root, assignment, students, results, problems)
-        journal.end()
-        graded = _scores(root, assignment, students)
+    log = VerdictLog(csv_path, assignment, released, edition(next(iter(released.values()))))
+    try:
+        results = _judge_all(root, assignment, students, released, pool, journal, progress, log)
+        problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
+        with _gradebook_lock(root):
+            _record(root, assignment, students, results, problems)
+            journal.end()
+            graded = _scores(root, assignment, students)
+        log.end()
+    finally:
+        log.close()
     outcomes = []
     for student in students:
         outcome = graded.get(student, Outcome(student, False))
@@ -260,9 +267,10 @@ def _judge_all(
     pool: Any,
     journal: Journal,
     progress: TextIO,
+    log: VerdictLog,
 ) -> dict[str, dict[str, Any]]:
     """Every student's verdicts: kept in the journal from a run cut short, or judged by the
-    pool now (each kept in the journal as it arrives)."""
+    pool now (each kept in the journal and the verdict log as it arrives)."""
     results: dict[str, dict[str, Any]] = {}
     todo = []
     own = own_variants(root, released)
@@ -274,10 +282,13 @@ def _judge_all(
             todo.append(job)
         else:
             results[student] = kept
+            log.add(kept, job.variants)
+    variants = {job.student: job.variants for job in todo}
     bar = _bar(progress, assignment, len(students), len(results))
     try:
         for result in pool.run(todo, released, journal.secret) if todo else ():
             journal.add(result)
+            log.add(result, variants.get(result["student"]))
             results[result["student"]] = result
             bar.set_postfix_str(result["student"], refresh=False)
             bar.update(1)

@@ -204,7 +204,7 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         return Outcome(
             error={
                 **_learner_error(e),
-                "gather": [_text(x, 400) for x in gather[:3]] if type(gather) is list else [],
+                "gather": [_text(x, 400) for x in gather[:4]] if type(gather) is list else [],
             }
         )
     after = raw.get("after")

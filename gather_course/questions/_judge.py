@@ -109,14 +109,16 @@ def _check_values(
         return
     bad = (~good).nonzero()
     pos = tuple(int(p) for p in bad[0]) if bad.numel() else ()
+    came_from, kind = traced(case, name, e, o, bad)
     first = [
         (v.FIRST_WRONG, f"{name}[{', '.join(map(str, pos))}]"),
         ("expected", fmt_value(e[pos])),
         ("got", fmt_value(o[pos])),
         *([("formula", q.formula(case.inputs, which, pos))] if q.formula else []),
-        *traced(case, name, e, o, bad),
+        *came_from,
     ]
-    raise v.wrong_values(case, name, int((~good).sum()), good.numel(), first, (name, e, o))
+    count = int((~good).sum())
+    raise v.wrong_values(case, name, count, good.numel(), first, (name, e, o), kind)
 
 
 def _check_inputs_unchanged(case: Case, after: dict[str, Any]) -> None:

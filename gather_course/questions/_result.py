@@ -62,6 +62,27 @@ _DETAIL_MD = N_("- **{key}:** {value}")
 HIDDEN_CASE = N_("hidden case: {label}")  # a grading case's label; shown translated
 
 
+@dataclass(frozen=True)
+class Diagnosis:
+    """What went wrong, short and countable: a bank text (``template``, translated when shown)
+    and the values it is formatted with. The class report groups verdicts by it; a learner
+    reads the headline and details instead.
+
+    >>> Diagnosis("dtype {got}", {"got": "float32"}).text()
+    'dtype float32'
+    """
+
+    template: str
+    args: dict[str, str] = field(default_factory=dict)
+
+    def text(self) -> str:
+        return _(self.template).format(**self.args)
+
+    def plain(self) -> list[Any]:
+        """As JSON holds it: ``[template, args]``."""
+        return [self.template, dict(self.args)]
+
+
 @dataclass
 class CheckResult:
     """What ``Question.check`` found. ``passed`` is the verdict; ``bool(result)`` too.
@@ -76,6 +97,7 @@ class CheckResult:
     details: list[tuple[str, str]] = field(default_factory=list)
     advice: str = ""
     _pair: tuple[str, Any, Any] | None = field(default=None, repr=False, compare=False)
+    diagnosis: Diagnosis | None = field(default=None, repr=False, compare=False)
 
     def __bool__(self) -> bool:
         return self.passed

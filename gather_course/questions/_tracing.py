@@ -12,6 +12,7 @@ import torch
 
 from .._i18n import N_, _
 from ._cases import Case
+from ._result import Diagnosis
 
 # The two shift messages, by (more than one place, forward); the numbers go in with .format.
 _SHIFTED = {
@@ -52,20 +53,23 @@ _FROM = {
 }
 
 
+# The class report's short words for the same findings.
+_SHIFT_KIND = N_("output shifted by {n} along dim {d} (off by one?)")
+_FROM_KIND = N_("values read {n} off along dim {d} of {name} (off by one?)")
+_ELSEWHERE = N_("values read from other elements")
+
+
 def traced(
     case: Case, name: str, e: torch.Tensor, o: torch.Tensor, bad: torch.Tensor
-) -> list[tuple[str, str]]:
+) -> tuple[list[tuple[str, str]], Diagnosis | None]:
     """Where the wrong values came from: a shift of the whole output, or the input elements
-    that the first wrong value and its expected value were copied from."""
+    that the first wrong value and its expected value were copied from; and that, short,
+    for the class report (None: not known)."""
     shift = _output_shift(e, o)
     if shift:
         d, s = shift
-        return [
-            (
-                "shift",
-                _(_SHIFTED[abs(s) > 1, s > 0]).format(name=name, n=abs(s), d=d),
-            )
-        ]
+        text = _(_SHIFTED[abs(s) > 1, s > 0]).format(name=name, n=abs(s), d=d)
+        return [("shift", text)], Diagnosis(_SHIFT_KIND, {"n": str(s), "d": str(d)})
     sources = {
         k: v.detach().cpu()
         for k, v in case.inputs.items()
@@ -74,7 +78,7 @@ def traced(
     pos = tuple(int(p) for p in bad[0])
     got, want = _source(sources, o[pos]), _source(sources, e[pos])
     if not (got and want):
-        return []
+        return [], None
     where = f"{name}[{', '.join(map(str, pos))}]"
     out = [
         (
@@ -89,7 +93,7 @@ def traced(
         p = tuple(int(i) for i in p)
         g, w = _source(sources, o[p]), _source(sources, e[p])
         if not (g and w and g[0] == w[0]):
-            return out
+            return out, Diagnosis(_ELSEWHERE)
         diff = [(d, a - b) for d, (a, b) in enumerate(zip(g[1], w[1])) if a != b]
         moves.add(tuple(diff))
     if len(moves) == 1:
@@ -102,7 +106,8 @@ def traced(
                     _(_FROM[abs(s) > 1, s > 0]).format(n=abs(s), d=d, name=got[0]),
                 )
             )
-    return out
+            return out, Diagnosis(_FROM_KIND, {"n": str(s), "d": str(d), "name": got[0]})
+    return out, Diagnosis(_ELSEWHERE)
 
 
 def _source(sources: dict[str, torch.Tensor], value: torch.Tensor) -> tuple[str, tuple] | None:

@@ -1,0 +1,105 @@
+"""What the class report needs, kept beside the grades CSV as grading goes.
+
+``grades-basics.csv`` gets ``grades-basics.verdicts.jsonl``: a header (the assignment, its
+questions and points, the class's language, when grading began), one line per student as
+their result arrives (each question's verdict: passed, tier, diagnosis, the message the
+student reads, their variant in a class release; or why the submission was not graded),
+and an end line (how long grading took). ``gather-course report`` reads it and never runs a
+submission again. It is the instructor's file: it holds what each student's feedback holds,
+and sits beside the CSV, in the instructor's folder.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from ._submission import graded_cells
+
+SUFFIX = ".verdicts.jsonl"
+
+
+def log_path(csv_path: Path) -> Path:
+    """``grades-basics.csv`` -> ``grades-basics.verdicts.jsonl`` beside it."""
+    return csv_path.with_name(csv_path.stem + SUFFIX)
+
+
+def questions_of(released: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each graded test cell of the released notebooks: grade id, question, points, and
+    whether each student gets their own variant of it."""
+    found = []
+    for nb in released.values():
+        for gid, qid, points in graded_cells(nb):
+            name, _sep, variant = qid.partition(":")
+            found.append({"gid": gid, "qid": name, "points": points, "own": variant == "@student"})
+    return found
+
+
+class VerdictLog:
+    """The file, written line by line (each line flushed: a run cut short keeps what it had)."""
+
+    def __init__(self, csv_path: Path, assignment: str, released: dict[str, Any], lang: str):
+        self.path = log_path(csv_path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.questions = questions_of(released)
+        self._started = time.monotonic()
+        self._file: TextIO = open(self.path, "w", encoding="utf-8")
+        self._write(
+            {
+                "assignment": assignment,
+                "lang": lang,
+                "started": datetime.datetime.now().isoformat(timespec="seconds"),
+                "questions": self.questions,
+            }
+        )
+
+    def _write(self, entry: dict[str, Any]) -> None:
+        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def add(self, result: dict[str, Any], variants: dict[str, str] | None) -> None:
+        """One student's result (``judge_student``'s plain data) and their own variants."""
+        verdicts = {}
+        for q in self.questions:
+            found = result["verdicts"].get(q["gid"])
+            if found is not None:
+                verdicts[q["gid"]] = {
+                    "passed": bool(found.get("passed")),
+                    "tier": found.get("tier", ""),
+                    "diagnosis": found.get("diagnosis"),
+                    "message": found.get("message", ""),
+                    "variant": (variants or {}).get(q["qid"], "public") if q["own"] else "public",
+                }
+        self._write(
+            {"student": result["student"], "problem": result["problem"], "verdicts": verdicts}
+        )
+
+    def end(self) -> None:
+        self._write({"end": True, "seconds": round(time.monotonic() - self._started, 1)})
+        self._file.close()
+
+    def close(self) -> None:
+        if not self._file.closed:
+            self._file.close()
+
+
+def read_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], float | None]:
+    """(header, one entry per student, seconds grading took or None if it never ended)."""
+    header: dict[str, Any] = {}
+    students: dict[str, dict[str, Any]] = {}
+    seconds = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:  # a line cut short when the run stopped
+            continue
+        if "questions" in entry:
+            header = entry
+        elif "student" in entry:
+            students[entry["student"]] = entry
+        elif entry.get("end"):
+            seconds = float(entry["seconds"])
+    return header, list(students.values()), seconds

@@ -1,0 +1,223 @@
+"""The class report as files beside the grades CSV: one self-contained HTML page (its
+pictures inline: it opens from a file, with no server), and the same numbers as CSV and JSON.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import dataclasses
+import html
+import json
+from pathlib import Path
+
+from .._i18n import N_, _
+from .._tier import Tier
+from . import _figures
+from ._numbers import ALPHA, MIN_OTHERS, MIN_VARIANT, ClassNumbers, QuestionRow
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","PingFang SC",sans-serif;
+max-width:60rem;margin:1.5rem auto;padding:0 1rem;color:#222;line-height:1.45}
+h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+h3{font-size:1.05rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem;display:block;overflow-x:auto}
+th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
+th{background:#f4f4f4;white-space:nowrap}
+td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+img{max-width:100%;height:auto}.flag{color:#b00;font-weight:600;white-space:nowrap}.note{color:#555;font-size:.9rem}
+pre{white-space:pre-wrap;font-size:.8rem;background:#f8f8f8;padding:.5rem;margin:.25rem 0}
+"""
+_T = {  # every sentence of the page, as bank texts
+    "title": N_("Class report: {assignment}"),
+    "made": N_(
+        "{graded} of {students} submissions graded; grading began {started} and took {seconds}."
+    ),
+    "unfinished": N_("the run did not finish"),
+    "scores": N_("Scores"),
+    "score_line": N_("Median score {median} of {max}; mean {mean}."),
+    "questions": N_("Questions"),
+    "question": N_("question"),
+    "tried": N_("tried"),
+    "passed": N_("passed"),
+    "median": N_("median points"),
+    "facility": N_("facility"),
+    "discrimination": N_("discrimination"),
+    "stats_note": N_(
+        "Facility: the share of graded students who passed (Moodle's facility index, for "
+        "questions scored all or nothing). Discrimination: the correlation between passing "
+        "the question and the score on the other questions (the corrected item-total "
+        "correlation, Moodle's discrimination index): near 1 it separates stronger from "
+        "weaker students, near 0 or below it does not; n/a where everyone passed or failed it "
+        "or there is no other question."
+    ),
+    "wrong": N_("What went wrong, by question"),
+    "tier": N_("verdict"),
+    "what": N_("what went wrong"),
+    "students": N_("students"),
+    "example": N_("one student's feedback"),
+    "none_failed": N_("Every graded student passed."),
+    "variants": N_("Variants: is each as hard as its siblings?"),
+    "variant": N_("variant"),
+    "rate": N_("pass rate"),
+    "p": N_("p (Holm)"),
+    "flagged": N_("passed less often than its siblings"),
+    "too_few": N_("too few to judge"),
+    "variants_note": N_(
+        "Each variant against the rest of its question's students: Fisher's exact test, "
+        "one-sided (passed less often), with Holm's correction over the question's "
+        "variants; flagged where the adjusted p-value is under {alpha}. A variant with fewer "
+        "than {min_variant} students, or fewer than {min_others} others, is too few to judge."
+    ),
+    "no_flag": N_("No variant is passed significantly less often than its siblings."),
+    "not_graded": N_("Not graded"),
+    "student": N_("student"),
+    "why": N_("why"),
+    "all_graded": N_("Every submission was graded."),
+    "hist_alt": N_("A histogram of the graded students' total scores."),
+    "bars_alt": N_("For each question, a bar of its graded students split by the verdict's tier."),
+    "na": N_("n/a"),
+}
+
+
+def _t(key: str, **values: object) -> str:
+    return html.escape(_(_T[key]).format(**values))
+
+
+def _num(x: float | None, digits: int = 2) -> str:
+    return _t("na") if x is None else f"{x:.{digits}f}"
+
+
+def _img(data: bytes, alt: str) -> str:
+    encoded = base64.b64encode(data).decode()
+    return f'<img src="data:image/png;base64,{encoded}" alt="{alt}" width="640">'
+
+
+def _question_table(numbers: ClassNumbers) -> list[str]:
+    head = ["question", "tried", "passed", "median", "facility", "discrimination"]
+    rows = ["<table><tr>" + "".join(f"<th>{_t(h)}</th>" for h in head) + "</tr>"]
+    for q in numbers.questions:
+        cells = [
+            f"<td><code>{html.escape(q.qid)}</code> ({q.points:g})</td>",
+            f'<td class="n">{q.attempted}/{q.graded}</td>',
+            f'<td class="n">{q.passed}/{q.graded}</td>',
+            f'<td class="n">{_num(q.median_points, 1)}</td>',
+            f'<td class="n">{_num(q.facility)}</td>',
+            f'<td class="n">{_num(q.discrimination)}</td>',
+        ]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return [*rows, "</table>", f'<p class="note">{_t("stats_note")}</p>']
+
+
+def _diagnoses(q: QuestionRow) -> list[str]:
+    out = [f"<h3><code>{html.escape(q.qid)}</code></h3>"]
+    if not q.diagnoses:
+        return [*out, f"<p>{_t('none_failed')}</p>"]
+    head = "".join(f"<th>{_t(h)}</th>" for h in ("tier", "what", "students", "example"))
+    out.append(f"<table><tr>{head}</tr>")
+    for tier, what, n, example in q.diagnoses:
+        out.append(
+            f"<tr><td>{html.escape(_(tier))}</td><td>{html.escape(what)}</td>"
+            f'<td class="n">{n}</td><td><details><summary>…</summary>'
+            f"<pre>{html.escape(example)}</pre></details></td></tr>"
+        )
+    return [*out, "</table>"]
+
+
+def _variants(numbers: ClassNumbers) -> list[str]:
+    varied = [q for q in numbers.questions if q.variants]
+    if not varied:
+        return []
+    out = [f"<h2>{_t('variants')}</h2>"]
+    flagged = numbers.flagged
+    out.append(f"<p>{_t('no_flag')}</p>" if not flagged else "")
+    for q in varied:
+        out.append(f"<h3><code>{html.escape(q.qid)}</code></h3>")
+        head = "".join(f"<th>{_t(h)}</th>" for h in ("variant", "students", "passed", "rate", "p"))
+        out.append(f"<table><tr>{head}<th></th></tr>")
+        for v in q.variants:
+            verdict = (
+                f'<span class="flag">{_t("flagged")}</span>'
+                if v.flagged
+                else _t("too_few")
+                if v.p_value is None
+                else ""
+            )
+            out.append(
+                f"<tr><td><code>{html.escape(v.name)}</code></td><td class='n'>{v.students}</td>"
+                f"<td class='n'>{v.passed}</td><td class='n'>{v.rate:.0%}</td>"
+                f"<td class='n'>{_num(v.p_value, 3)}</td><td>{verdict}</td></tr>"
+            )
+        out.append("</table>")
+    note = _t("variants_note", alpha=ALPHA, min_variant=MIN_VARIANT, min_others=MIN_OTHERS)
+    return [*out, f'<p class="note">{note}</p>']
+
+
+def page(numbers: ClassNumbers) -> str:
+    """The report as one HTML page, in the current language."""
+    graded = len(numbers.scores)
+    took = f"{numbers.seconds:g} s" if numbers.seconds is not None else _(_T["unfinished"])
+    made = _t(
+        "made", graded=graded, students=numbers.students, started=numbers.started, seconds=took
+    )
+    mean = sum(numbers.scores) / graded if graded else None
+    from ._stats import median
+
+    parts = [
+        f'<!DOCTYPE html><html lang="{"zh-CN" if numbers.lang == "zh" else "en"}"><head>'
+        '<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_t('title', assignment=numbers.assignment)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>{_t('title', assignment=numbers.assignment)}</h1><p>{made}</p>",
+        f"<h2>{_t('scores')}</h2>",
+        _img(_figures.png(_figures.score_histogram(numbers)), _t("hist_alt")),
+        f"<p>{_t('score_line', median=_num(median(numbers.scores), 1), max=f'{numbers.max_score:g}', mean=_num(mean, 1))}</p>",
+        f"<h2>{_t('questions')}</h2>",
+        *_question_table(numbers),
+        _img(_figures.png(_figures.tier_bars(numbers)), _t("bars_alt")),
+        f"<h2>{_t('wrong')}</h2>",
+        *[line for q in numbers.questions for line in _diagnoses(q)],
+        *_variants(numbers),
+        f"<h2>{_t('not_graded')}</h2>",
+    ]
+    if numbers.not_graded:
+        head = f"<th>{_t('student')}</th><th>{_t('why')}</th>"
+        rows = "".join(
+            f"<tr><td>{html.escape(s)}</td><td>{html.escape(why)}</td></tr>"
+            for s, why in numbers.not_graded
+        )
+        parts.append(f"<table><tr>{head}</tr>{rows}</table>")
+    else:
+        parts.append(f"<p>{_t('all_graded')}</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def write_files(numbers: ClassNumbers, grades: Path) -> list[Path]:
+    """``grades-basics-report.html``, ``.csv`` (a row per question, and per variant) and
+    ``.json``, beside the grades CSV ``grades`` (never over it)."""
+    html_path, csv_path, json_path = (
+        grades.with_name(f"{grades.stem}-report{suffix}") for suffix in (".html", ".csv", ".json")
+    )
+    html_path.write_text(page(numbers), encoding="utf-8")
+    tiers = [t.value for t in Tier]
+    with open(csv_path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(
+            ["question", "variant", "points", "graded", "tried", "passed", "median_points",
+             "facility", "discrimination", "p_holm", "flagged", *tiers]
+        )  # fmt: skip
+        for q in numbers.questions:
+            w.writerow(
+                [q.qid, "", q.points, q.graded, q.attempted, q.passed, q.median_points,
+                 q.facility, q.discrimination, "", "", *(q.tiers.get(t, 0) for t in tiers)]
+            )  # fmt: skip
+            for v in q.variants:
+                w.writerow(
+                    [q.qid, v.name, q.points, v.students, "", v.passed, "", v.rate, "",
+                     v.p_value, v.flagged, *([""] * len(tiers))]
+                )  # fmt: skip
+    json_path.write_text(
+        json.dumps(dataclasses.asdict(numbers), ensure_ascii=False, indent=1) + "\n",
+        encoding="utf-8",
+    )
+    return [html_path, csv_path, json_path]

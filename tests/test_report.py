@@ -1,0 +1,370 @@
+"""The class report: its statistics, its numbers against the class that made them, a variant
+passed less often flagged (and a fair class not), and the page in a real browser."""
+
+from __future__ import annotations
+
+import csv
+import json
+from math import comb
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from gather_course import GatherCourseError, exercise
+from gather_course._tier import Tier
+from gather_course.cli import main
+from gather_course.grading._verdict_log import SUFFIX
+from gather_course.report import _stats, write_report
+from gather_course.report._numbers import MIN_VARIANT, class_numbers
+from tests import test_grading_e2e as e2e
+from tests.helpers import website_build
+
+find_browser = website_build().find_browser
+
+PASSED, VALUES, NOT = Tier.PASSED.value, Tier.WRONG_VALUES.value, Tier.NOT_ATTEMPTED.value
+
+
+# -- the statistics ----------------------------------------------------------------------------
+
+
+def test_fishers_exact_test_is_the_hypergeometric_tail():
+    def tail(passed, n, others_passed, others):  # summed the other way round
+        total, wins = n + others, passed + others_passed
+        return sum(
+            comb(wins, k) * comb(total - wins, n - k) / comb(total, n) for k in range(passed + 1)
+        )
+
+    for case in [(0, 6, 30, 30), (3, 8, 20, 40), (8, 8, 10, 40), (1, 5, 1, 10)]:
+        assert _stats.fisher_less(*case) == pytest.approx(tail(*case))
+    assert _stats.fisher_less(8, 8, 40, 40) == pytest.approx(1.0)  # all pass: no evidence
+
+
+def test_holm_keeps_the_order_and_never_lowers_a_p_value():
+    raw = [0.001, 0.2, 0.01, 0.04]
+    adjusted = _stats.holm(raw)
+    assert adjusted == [0.004, 0.2, 0.03, 0.08]
+    assert all(a >= r for a, r in zip(adjusted, raw))
+
+
+def test_discrimination_is_high_for_a_question_the_strong_pass_and_none_without_spread():
+    item = [1, 1, 1, 0, 0, 0]
+    assert _stats.discrimination(item, [9, 8, 8, 2, 1, 0]) > 0.9
+    assert _stats.discrimination(item, [0, 1, 2, 8, 8, 9]) < -0.9
+    assert _stats.discrimination([1, 1, 1], [3, 2, 1]) is None  # everyone passed
+
+
+# -- the numbers, from a verdict log written out by hand -----------------------------------------
+
+
+def _log(path: Path, students: dict[str, dict[str, tuple]], lang: str = "en", problems=None):
+    """A verdict log as grading writes it: ``students[name][gid] = (passed, tier, variant)``."""
+    questions = [
+        {"gid": "test_a", "qid": "topk.select_patches", "points": 2.0, "own": True},
+        {"gid": "test_b", "qid": "topk.scatter_back", "points": 3.0, "own": True},
+    ]
+    lines = [
+        {
+            "assignment": "topk",
+            "lang": lang,
+            "started": "2026-11-26T10:00:00",
+            "questions": questions,
+        }
+    ]
+    for name, verdicts in students.items():
+        lines.append(
+            {
+                "student": name,
+                "problem": "",
+                "verdicts": {
+                    gid: {
+                        "passed": passed,
+                        "tier": tier,
+                        "diagnosis": None if passed else ["wrong values", {}],
+                        "message": f"❌ Incorrect ({gid})" if not passed else "✅ Correct",
+                        "variant": variant,
+                    }
+                    for gid, (passed, tier, variant) in verdicts.items()
+                },
+            }
+        )
+    for name, why in (problems or {}).items():
+        lines.append({"student": name, "problem": why, "verdicts": {}})
+    lines.append({"end": True, "seconds": 12.5})
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    return path
+
+
+def _class(
+    unfair: str | None,
+    per_variant: int = 8,
+    variants=("keep=lowest", "order=position", "layout=NBD", "keep=lowest,order=position"),
+):
+    """A class of ``per_variant`` students per variant of both questions; each student passes
+    both, except: the students of ``unfair`` fail question a; and, to be a fair class with
+    noise, every fourth student of each variant fails question b."""
+    students = {}
+    for v in variants:
+        for i in range(per_variant):
+            a = (v != unfair, PASSED if v != unfair else VALUES, v)
+            b = (i % 4 != 3, PASSED if i % 4 != 3 else VALUES, v)
+            students[f"{v}-{i}"] = {"test_a": a, "test_b": b}
+    return students
+
+
+def _numbers(path: Path):
+    from gather_course.grading._verdict_log import read_log
+
+    return class_numbers(*read_log(path))
+
+
+def test_a_variant_its_students_fail_is_flagged_and_only_it(tmp_path):
+    found = _numbers(_log(tmp_path / "g.verdicts.jsonl", _class("layout=NBD")))
+    assert [(gid, v.name) for gid, v in found.flagged] == [("test_a", "layout=NBD")]
+    a, b = found.questions
+    assert a.passed == 24 and a.graded == 32 and not any(v.flagged for v in b.variants)
+    unfair = next(v for v in a.variants if v.name == "layout=NBD")
+    assert unfair.passed == 0 and unfair.students == 8 and unfair.p_value < 0.05
+
+
+def test_a_fair_class_has_no_flag_and_few_students_are_too_few_to_judge(tmp_path):
+    fair = _numbers(_log(tmp_path / "fair.verdicts.jsonl", _class(None)))
+    assert fair.flagged == []
+    assert all(v.p_value is not None for q in fair.questions for v in q.variants)
+    few = _numbers(_log(tmp_path / "few.verdicts.jsonl", _class("layout=NBD", MIN_VARIANT - 1)))
+    assert few.flagged == []  # every student of that variant failed, but they are 4
+    assert all(v.p_value is None for q in few.questions for v in q.variants)
+
+
+def test_the_numbers_count_tiers_scores_and_the_students_not_graded(tmp_path):
+    students = {
+        "s1": {"test_a": (True, PASSED, "public"), "test_b": (True, PASSED, "public")},
+        "s2": {"test_a": (False, VALUES, "public"), "test_b": (True, PASSED, "public")},
+        "s3": {"test_a": (False, NOT, "public"), "test_b": (False, NOT, "public")},
+    }
+    path = _log(tmp_path / "g.verdicts.jsonl", students, problems={"s4": "not a notebook"})
+    found = _numbers(path)
+    a, b = found.questions
+    assert (a.graded, a.attempted, a.passed) == (3, 2, 1)
+    assert a.tiers == {PASSED: 1, VALUES: 1, NOT: 1}
+    assert a.diagnoses[0][:3] == (VALUES, "wrong values", 1)
+    assert found.scores == [0.0, 3.0, 5.0] and found.max_score == 5.0
+    assert found.not_graded == [("s4", "not a notebook")] and found.seconds == 12.5
+    assert a.variants == []  # one variant: nothing to compare
+
+
+def test_the_report_is_written_beside_the_csv_and_never_over_it(tmp_path):
+    grades = tmp_path / "grades-topk.csv"
+    grades.write_text("student,score\n")
+    _log(tmp_path / f"grades-topk{SUFFIX}", _class("layout=NBD"))
+    written = write_report(grades)
+    assert [p.name for p in written] == [
+        "grades-topk-report.html",
+        "grades-topk-report.csv",
+        "grades-topk-report.json",
+    ]
+    assert grades.read_text() == "student,score\n"
+    page = written[0].read_text()
+    assert page.count('src="data:image/png;base64,') == 2 and "http" not in page.split("<body>")[1]
+    assert "passed less often than its siblings" in page and "Fisher" in page
+    rows = list(csv.DictReader(written[1].open()))
+    flagged = [r for r in rows if r["flagged"] == "True"]
+    assert [(r["question"], r["variant"]) for r in flagged] == [
+        ("topk.select_patches", "layout=NBD")
+    ]
+    assert json.loads(written[2].read_text())["assignment"] == "topk"
+
+
+def test_a_chinese_class_gets_a_chinese_page(tmp_path):
+    grades = tmp_path / "grades-topk.csv"
+    _log(tmp_path / f"grades-topk{SUFFIX}", _class("layout=NBD"), lang="zh")
+    page = write_report(grades)[0].read_text()
+    assert "班级报告：topk" in page and '<html lang="zh-CN">' in page
+    assert "通过率低于同题其他变体" in page and "Class report" not in page
+
+
+def test_report_without_a_graded_run_says_what_it_needs(tmp_path, capsys):
+    root = tmp_path / "course"
+    (root / "source" / "basics").mkdir(parents=True)
+    with pytest.raises(GatherCourseError, match="no verdicts to report on"):
+        write_report(tmp_path / "grades-basics.csv")
+
+
+# -- classes graded for real (README's classroom command) ---------------------------------------
+
+KNOWN = ["solution"] * 4 + ["wrong_odd"] * 2 + ["wrong_even"] * 2
+KNOWN += ["untouched", "corrupt", "patches_checker"]
+
+
+def _typical_tier(qid: str) -> str:
+    """The tier check gives the typical wrong answer e2e hands in for ``qid``."""
+    namespace: dict = {}
+    exec(e2e._typical_wrong(qid), namespace)  # noqa: S102 - the course's own test answers
+    return exercise(qid).check(namespace[exercise(qid).name]).tier.value
+
+
+@pytest.mark.classroom
+def test_the_report_of_a_class_of_known_make_up_counts_what_it_was_built_with(tmp_path):
+    root = e2e.class_of(tmp_path, KNOWN)
+    code = main(["grade", "basics", "--course", str(root), "--report", "--timeout", "5"])
+    assert code == 0
+    numbers = json.loads((root / "grades-basics-report.json").read_text())
+    with open(root / "grades-basics.csv", newline="") as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    graded = {s: r for s, r in rows.items() if r["status"] == "graded"}
+    kinds = {s: s.split("_", 1)[1] for s in rows}
+    assert numbers["students"] == len(KNOWN) and len(numbers["scores"]) == len(graded)
+    assert sorted(numbers["scores"]) == sorted(float(r["score"]) for r in graded.values())
+    assert [s for s, _why in numbers["not_graded"]] == [s for s in rows if kinds[s] == "corrupt"]
+    assert "not a readable notebook" in numbers["not_graded"][0][1]
+    assert numbers["seconds"] > 0
+    for i, q in enumerate(numbers["questions"]):
+        column = [float(r[q["gid"]]) for r in graded.values()]
+        assert q["passed"] == sum(1 for c in column if c == q["points"]), q["gid"]
+        assert q["graded"] == len(graded)
+        assert q["attempted"] == len(graded) - KNOWN.count("untouched")
+        assert q["tiers"].get(NOT) == KNOWN.count("untouched")
+        # the typical wrong answer: handed in by wrong_odd on even questions, wrong_even on odd
+        wrong = KNOWN.count("wrong_odd" if i % 2 == 0 else "wrong_even")
+        tier = _typical_tier(q["qid"])
+        cheats = KNOWN.count("patches_checker")  # reaches into the course: a constraint
+        expected = wrong + (cheats if tier == Tier.CONSTRAINTS.value else 0)
+        assert q["tiers"].get(tier) == expected, (q["qid"], tier, q["tiers"])
+        assert q["tiers"].get(PASSED) == q["passed"]
+        assert sum(q["tiers"].values()) == len(graded)
+    assert numbers["lang"] == "en"
+
+
+@pytest.mark.classroom
+def test_a_variant_whose_students_hand_in_a_wrong_answer_is_flagged_and_the_fair_one_is_not(
+    tmp_path,
+):
+    from gather_course.course._course import course_root
+    from gather_course.grading._classes import release_class
+    from gather_course.grading._submission import graded_cells
+    from tests.helpers import ROOT, fill_cells, variant_solutions
+
+    roster = [f"st{i:03d}" for i in range(42)]
+    target = tmp_path / "class"
+    info = release_class(course_root(ROOT), 20261126, target, roster, execute=False)
+    table = info["variants"]["topk"]
+    drawn: dict[str, list[str]] = {}
+    for student in roster:
+        drawn.setdefault(table[student]["topk.select_patches"], []).append(student)
+    unfair = max(drawn, key=lambda v: len(drawn[v]))  # its students hand in the public answer
+    assert len(drawn[unfair]) >= MIN_VARIANT
+    released = nbformat.read(target / "exercises" / "topk" / "topk.ipynb", 4)
+    imports = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
+    for student in roster:
+        answers = {}
+        for _gid, qid, _points in graded_cells(released):
+            q = exercise(qid.partition(":")[0], table[student][qid.partition(":")[0]])
+            code = variant_solutions.solution_code(q.qid, q.params)
+            if q.qid == "topk.select_patches" and student in drawn[unfair]:
+                code = exercise(q.qid).solution_code  # the public question's answer
+            answers[q.name] = imports + code
+        folder = target / "submitted" / student / "topk"
+        folder.mkdir(parents=True)
+        nbformat.write(fill_cells(released, answers), folder / "topk.ipynb")
+    assert main(["grade", "topk", "--course", str(target), "--report", "--timeout", "5"]) == 0
+    numbers = json.loads((target / "grades-topk-report.json").read_text())
+    flagged = [
+        (q["qid"], v["name"]) for q in numbers["questions"] for v in q["variants"] if v["flagged"]
+    ]
+    assert flagged == [("topk.select_patches", unfair)]
+    back = next(q for q in numbers["questions"] if q["qid"] == "topk.scatter_back")
+    assert back["passed"] == len(roster) and len(back["variants"]) > 1  # fair: no flag
+
+
+# -- the page, as an instructor opens it ---------------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_page_opens_from_a_file_in_a_browser_and_fits_a_phone(tmp_path, lang):
+    from playwright.sync_api import sync_playwright
+
+    path = find_browser()
+    if path is None:
+        pytest.skip("no Chromium on PATH (README: apt-get install chromium)")
+    grades = tmp_path / "grades-topk.csv"
+    _log(tmp_path / f"grades-topk{SUFFIX}", _class("layout=NBD"), lang=lang)
+    page_path = write_report(grades)[0]
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=path)
+        try:
+            for width in (1000, 390):
+                page = browser.new_page(viewport={"width": width, "height": 900})
+                page.goto(page_path.as_uri())
+                images = page.eval_on_selector_all(
+                    "img", "els => els.map(e => [e.naturalWidth, e.clientWidth, e.alt])"
+                )
+                assert len(images) == 2
+                for natural, shown, alt in images:
+                    assert natural >= 2 * shown > 0 and len(alt) > 10, (natural, shown, alt)
+                assert page.evaluate("document.documentElement.scrollWidth") <= width
+                title = page.locator("h1").inner_text()
+                assert title == ("班级报告：topk" if lang == "zh" else "Class report: topk")
+                shot = tmp_path / f"report-{lang}-{width}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                assert shot.stat().st_size > 20_000
+                page.close()
+        finally:
+            browser.close()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_figures_keep_every_text_inside_and_apart(tmp_path, lang):
+    """Every label, tick and legend entry of both pictures lies inside its figure, none on
+    another (a legend's third column was once cut off at the figure's edge)."""
+    import itertools
+
+    import matplotlib.text
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from gather_course._i18n import _, speaking
+    from gather_course.report import _figures
+
+    students = _class("layout=NBD")
+    students["x"] = {
+        "test_a": (False, NOT, "public"),
+        "test_b": (False, Tier.EXCEPTION.value, "public"),
+    }
+    students["y"] = {
+        "test_a": (False, Tier.CONSTRAINTS.value, "public"),
+        "test_b": (False, Tier.NOT_VECTORIZED.value, "public"),
+    }
+    with speaking(lang):
+        numbers = _numbers(_log(tmp_path / "g.verdicts.jsonl", students, lang=lang))
+        for fig in (_figures.score_histogram(numbers), _figures.tier_bars(numbers)):
+            canvas = FigureCanvasAgg(fig)
+            canvas.draw()
+            renderer = canvas.get_renderer()
+            whole = fig.bbox
+            ticks = {  # every tick label, and the ones drawn (those outside the view are not)
+                id(t.label1) for ax in fig.axes for a in (ax.xaxis, ax.yaxis)
+                for t in a.get_major_ticks() + a.get_minor_ticks()
+            }  # fmt: skip
+            drawn = {
+                id(t.label1) for ax in fig.axes for a in (ax.xaxis, ax.yaxis)
+                for t in a._update_ticks()
+            }  # fmt: skip
+            texts = [
+                t
+                for t in fig.findobj(matplotlib.text.Text)
+                if t.get_visible()
+                and t.get_text().strip()
+                and (id(t) not in ticks or id(t) in drawn)
+            ]
+            boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in texts]
+            for text, box in boxes:
+                assert whole.x0 - 0.5 <= box.x0 and box.x1 <= whole.x1 + 0.5, text
+                assert whole.y0 - 0.5 <= box.y0 and box.y1 <= whole.y1 + 0.5, text
+            for (t1, b1), (t2, b2) in itertools.combinations(boxes, 2):
+                apart = (
+                    min(b1.x1, b2.x1) - max(b1.x0, b2.x0) <= 0.5
+                    or min(b1.y1, b2.y1) - max(b1.y0, b2.y0) <= 0.5
+                )
+                assert apart, (t1, t2)
+            legend = [t for t in texts if t.get_text() in {_(x.value) for x in Tier}]
+            assert len(legend) in (0, 6), [t.get_text() for t in legend]
