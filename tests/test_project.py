@@ -176,13 +176,16 @@ def test_public_api_is_small_and_explicit():
 def test_library_never_prints_results_or_shows_plots():
     package = ROOT / "gather_course"
     for path in package.rglob("*.py"):
-        if path.relative_to(package).parts[0] == "cli":
+        room = path.relative_to(package).parts[0]
+        if room == "cli":
             continue  # the command line talks to a terminal
+        # the class report's business is a file: its pictures are saved into its page
+        banned = ("print", "show") if room == "report" else ("print", "show", "savefig")
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call):
                 f = node.func
                 name = f.id if isinstance(f, ast.Name) else getattr(f, "attr", "")
-                assert name not in ("print", "show", "savefig"), f"{path.name}:{node.lineno}"
+                assert name not in banned, f"{path.name}:{node.lineno}"
 
 
 def notebooks():
