@@ -1,6 +1,7 @@
 """The repository agrees with itself: dependencies, README vs CI, API size, notebooks."""
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -314,3 +315,31 @@ def test_every_stub_is_written_the_way_the_exercise_cells_write_it():
                 assert stub.startswith("raise NotImplementedError()"), (path, cell.source[:80])
                 found += 1
     assert found >= 70
+
+
+# The stored lectures' size budget (both editions): their figures are stored at twice the size
+# they are shown at, and the wheel carries them (docs/maintainers.md).
+LECTURES_BUDGET = 4 * 2**20
+
+
+def test_lecture_figures_are_stored_at_twice_their_shown_size_within_the_budget():
+    """Sharp on a phone and on a high-density screen: every PNG a lecture stores is twice the
+    width its metadata shows it at (``gather-course execute`` runs the kernel with retina
+    figures); together the lectures of both editions stay within the budget."""
+    import base64
+    import struct
+
+    total = 0
+    for path in sorted(
+        [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "zh" / "notebooks").glob("*.ipynb")]
+    ):
+        total += path.stat().st_size
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            for out in cell.get("outputs", []):
+                png = out.get("data", {}).get("image/png")
+                if png is None:
+                    continue
+                width = struct.unpack(">I", base64.b64decode(png)[16:20])[0]  # the IHDR chunk
+                shown = out.get("metadata", {}).get("image/png", {}).get("width")
+                assert shown and width >= 2 * shown - 1, (path.name, width, shown)
+    assert total <= LECTURES_BUDGET, f"{total / 2**20:.1f} MiB"

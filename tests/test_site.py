@@ -118,6 +118,7 @@ def _course(tmp_path: Path, zh: list[str]) -> Path:
     _exercise(root / "exercises" / "aa" / "aa.ipynb", "aa")  # no lecture names it
     _exercise(root / "solutions" / "ea" / "ea.ipynb", "ea", answer=SOLVED)
     _write(root / "pyproject.toml", (ROOT / "pyproject.toml").read_text())  # the links' setting
+    _write(root / "README.md", (ROOT / "README.md").read_text())  # the home page's commands
     for name in zh:
         _notebook(root / "zh" / "notebooks" / f"{name}.ipynb", f"{name} 中文")
     return root
@@ -488,3 +489,56 @@ def test_the_zh_site_offers_the_chinese_exercises_and_falls_back_to_the_english(
     build.stage(root, "en", tmp_path / "en")
     en_ea = (tmp_path / "en" / "_extra" / "exercises" / "ea" / "ea.ipynb").read_text()
     assert "<en>" in en_ea and "<zh>" not in en_ea
+
+
+# -- what readers meet: the install line, the figures' alt texts, Chinese search's words --------
+
+
+def _page_text():
+    import importlib.util
+    import sys
+
+    spec = importlib.util.spec_from_file_location("page_text", ROOT / "website" / "page_text.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["page_text"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_home_pages_take_the_readmes_clone_and_start_commands():
+    readme = (ROOT / "README.md").read_text()
+    en, zh = (build.install_commands(ROOT, lang) for lang in ("en", "zh"))
+    clone = next(line for line in readme.splitlines() if line.startswith("git clone "))
+    assert en.splitlines()[1] == clone and zh.splitlines()[1] == clone
+    assert en.splitlines()[2] == "gather-course start"
+    assert zh.splitlines()[2] == "gather-course start --lang zh"
+    for lang in ("en", "zh"):
+        assert "<!-- install -->" in (ROOT / "website" / lang / "index.md").read_text()
+
+
+def test_every_figure_gets_an_alt_text_from_its_cell_or_the_text_before_it():
+    page_text = _page_text()
+    cell = '<div class="cell docutils container">'
+    body = (
+        "<p>The picture shows <code>in[1][1]</code>. More follows.</p>"
+        f'{cell}<div class="cell_input"><pre>draw_gather(x, 1, idx)</pre></div>'
+        '<div class="cell_output"><img alt="../_images/ab12.png" src="../_images/ab12.png" /></div></div>'
+        f'{cell}<div class="cell_input"><pre>fig = draw(t, title=&quot;gathered colours&quot;)</pre></div>'
+        '<img alt="x.png" src="x.png" /><img alt="y.png" src="y.png" /></div>'
+        f'{cell}<div class="cell_input"><pre># the loss, step by step\nplot(l)</pre></div>'
+        '<img alt="z.png" src="z.png" /></div>'
+    )
+    alts = __import__("re").findall(r'alt="([^"]*)"', page_text.with_alt_texts(body, "Lecture"))
+    assert alts == [
+        "The picture shows in[1][1].",
+        "gathered colours (1/2)",
+        "gathered colours (2/2)",
+        "the loss, step by step",
+    ]
+    assert page_text.figure_alt("plt.plot(x)", "", "01 · The formula") == "01 · The formula"
+
+
+def test_chinese_search_knows_the_courses_own_terms_as_whole_words():
+    words = _page_text().search_words(ROOT / "zh" / "glossary.md")
+    assert {"索引", "注意力头", "索引张量", "梯度"} <= set(words)
+    assert all(" " not in w and "（" not in w for w in words)

@@ -300,6 +300,22 @@ def _html(text: str) -> str:
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
 
+def install_commands(root: Path, lang: str) -> str:
+    """The README's two commands (clone and install, then start), as a Markdown code block:
+    the landing page takes them from there, so the two cannot drift. The Chinese site opens
+    the Chinese edition (``--lang zh``)."""
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    commands = []
+    for marker in ("<!-- setup -->", "<!-- open -->"):
+        found = re.search(re.escape(marker) + r"\s*```bash\n(.+?)\n```", readme, re.DOTALL)
+        if found is None:
+            raise SystemExit(f"README.md: no ```bash block after {marker}")
+        commands.append(found[1].strip())
+    if lang == "zh":
+        commands[-1] += " --lang zh"
+    return "```bash\n" + "\n".join(commands) + "\n```\n"
+
+
 def stage(root: Path, lang: str, src: Path) -> None:
     """Write one language's Sphinx source folder: landing page, lectures, downloads."""
     if src.exists():
@@ -319,7 +335,12 @@ def stage(root: Path, lang: str, src: Path) -> None:
         (src / path).write_text(exercise_page(base / path), encoding="utf-8")  # its page
     lectures, exercises = landing_sections(root, lang)
     landing = (HERE / lang / "index.md").read_text(encoding="utf-8")
-    for marker, text in (("<!-- lectures -->", lectures), ("<!-- exercises -->", exercises)):
+    install = install_commands(root, lang)
+    for marker, text in (
+        ("<!-- lectures -->", lectures),
+        ("<!-- exercises -->", exercises),
+        ("<!-- install -->", install),
+    ):
         if marker not in landing:
             raise SystemExit(f"website/{lang}/index.md: the marker {marker} is missing")
         landing = landing.replace(marker, text)
@@ -567,6 +588,7 @@ def _serve(site: Path):
 
     handler = functools.partial(Quiet, directory=str(site))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.handle_error = lambda request, address: None  # a page closed mid-download
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
@@ -598,10 +620,38 @@ def check_browser(site: Path, root: Path, shots: Path) -> list[str]:
                     path = prefix + (f"notebooks/{names[0]}.html" if names else "index.html")
                     seen = _look(browser, base + path, shots / f"{lang}.png")
                     problems += _judge(lang, path, seen, lecture=bool(names))
+                problems += _as_readers_meet_it(browser, base, root)
             finally:
                 browser.close()
     finally:
         server.shutdown()
+    return problems
+
+
+def _as_readers_meet_it(browser, base: str, root: Path) -> list[str]:
+    """Every page on a phone, every figure's alt text and size, the Chinese search, the
+    home pages' clone line (:mod:`site_checks`)."""
+    if str(HERE) not in sys.path:  # (imported as a module by the tests: website/ is no package)
+        sys.path.insert(0, str(HERE))
+    import site_checks
+
+    pages = []
+    for lang in LANGS:
+        prefix = "" if lang == "en" else f"{lang}/"
+        pages += [f"{prefix}notebooks/{name}.html" for name in lecture_names(root, lang)]
+        pages += [
+            prefix + path.removesuffix(".ipynb") + ".html" for path, _ in exercise_pages(root, lang)
+        ]
+    clone = re.search(r"git clone \S+", (root / "README.md").read_text(encoding="utf-8"))
+    problems = site_checks.wide_pages(browser, base, pages)
+    problems += site_checks.figure_problems(browser, base, pages)
+    problems += site_checks.search_problems(browser, base)
+    problems += site_checks.home_problems(browser, base, clone[0] if clone else "git clone")
+    if not problems:
+        print(
+            f"browser: {len(pages)} pages fit {site_checks.PHONE} px, their figures have alt "
+            "texts and twice their shown width, Chinese search finds, both home pages clone"
+        )
     return problems
 
 

@@ -18,6 +18,8 @@ from sphinx.config import Config
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from page_text import plain_text, search_words, with_alt_texts  # noqa: E402
+
 from build import (  # noqa: E402  (website/ is not a package: found through sys.path)
     ROOT,
     binder_url,
@@ -47,6 +49,7 @@ exclude_patterns = ["_build", "**.ipynb_checkpoints", "_extra"]
 templates_path = [str(HERE / "_templates")]
 html_static_path = [str(HERE / "_static")]
 html_css_files = ["site.css"]
+html_favicon = str(HERE / "_static" / "favicon.svg")
 nitpicky = True
 
 html_theme = "sphinx_book_theme"
@@ -81,6 +84,8 @@ WORDS = {
         "to_lecture": "Lecture {n}",
         "to_lecture_title": "The lecture this exercise goes with",
         "title": "gather-course: torch.gather, lecture by lecture",
+        "author": "the gather-course authors",
+        "copyright": "the gather-course authors, MIT licence",
     },
     "zh": {
         "switch": "English",
@@ -101,6 +106,8 @@ WORDS = {
             "再打开 {path}"
         ),
         "title": "gather-course：逐讲学习 torch.gather",
+        "author": "gather-course 的作者们",
+        "copyright": "gather-course 的作者们，MIT 许可证",
     },
 }
 
@@ -111,6 +118,15 @@ def _config_inited(app: Sphinx, config: Config) -> None:
     config.language = "zh_CN" if lang == "zh" else "en"
     config.html_title = WORDS[lang]["title"]
     config.gc_lang = lang
+    config.author = WORDS[lang]["author"]
+    config.copyright = WORDS[lang]["copyright"]
+    if lang == "zh":  # the course's terms as whole words for jieba, Sphinx's Chinese splitter
+        words = Path(app.srcdir).parent / "search-words.txt"
+        words.write_text(
+            "".join(f"{w} 100000\n" for w in search_words(ROOT / "zh" / "glossary.md")),
+            encoding="utf-8",
+        )
+        config.html_search_options = {"dict": str(words)}
     # Staged by build.py next to the pages: the .ipynb downloads and the exercises.
     extra = Path(app.srcdir) / "_extra"
     config.html_extra_path = [str(extra)] if extra.is_dir() else []
@@ -128,6 +144,7 @@ def _page_context(
     context["gc_switch_lang"] = "zh-Hans" if other == "zh" else "en"
     if "body" not in context:
         return
+    context["body"] = with_alt_texts(context["body"], plain_text(context.get("title", "")))
     if pagename.startswith("notebooks/"):
         context["body"] = _lecture_bar(lang, pagename.split("/", 1)[1]) + context["body"]
     elif pagename in _exercises(lang):

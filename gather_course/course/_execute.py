@@ -11,6 +11,7 @@ from .._i18n import SESSION_ENV
 
 # What every stored run uses, whatever the machine: the CPU, and a fixed hash seed.
 RUN_ENV = {"GATHER_COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0"}
+RETINA = "--InlineBackend.figure_formats=retina"
 
 
 def execute_notebook(path: Path, timeout: int = 600, env: Mapping[str, str] | None = None) -> None:
@@ -32,6 +33,9 @@ def execute_notebook(path: Path, timeout: int = 600, env: Mapping[str, str] | No
         kernel_name="python3",
         record_timing=False,
         resources={"metadata": {"path": str(path.parent)}},
+        # figures stored at twice the size they are shown at (their metadata's width): sharp
+        # on a phone and on a high-density screen, in JupyterLab and on the website
+        extra_arguments=[RETINA],
     )
     # the kernel knows its notebook, as JupyterLab's do: a Chinese notebook runs in Chinese
     session = {SESSION_ENV: str(Path(path).resolve())}
