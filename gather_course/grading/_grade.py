@@ -9,6 +9,7 @@ import json
 import os
 import sys
 import tempfile
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,7 +242,7 @@ def grade_class(
     try:
         results = _judge_all(root, assignment, students, released, pool, journal, progress, log)
         problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
-        with _gradebook_lock(root):
+        with _gradebook_lock(root), _warnings_to_log(root, assignment):
             _record(root, assignment, students, results, problems)
             journal.end()
             graded = _scores(root, assignment, students)
@@ -311,6 +312,18 @@ def _bar(out: TextIO, assignment: str, total: int, done: int) -> Any:
         dynamic_ncols=True,
         disable=None if out.isatty() else False,
     )
+
+
+@contextlib.contextmanager
+def _warnings_to_log(root: Path, assignment: str) -> Iterator[None]:
+    """nbgrader's own warnings (SQLAlchemy's SAWarning as it writes the gradebook) go to
+    the instructor's log, not to the terminal: they are nbgrader's, not the class's."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    if caught:
+        seen = sorted({f"{w.category.__name__}: {str(w.message)[:300]}" for w in caught})
+        _log(root, {"assignment": assignment, "nbgrader_warnings": seen})
 
 
 def _record(
