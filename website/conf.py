@@ -18,8 +18,8 @@ from sphinx.config import Config
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from page_text import plain_text, search_words, with_alt_texts  # noqa: E402
-
+# A folder named build/ beside the checkout makes ruff sort these two the other way round.
+# isort: off
 from build import (  # noqa: E402  (website/ is not a package: found through sys.path)
     ROOT,
     binder_url,
@@ -34,6 +34,9 @@ from build import (  # noqa: E402  (website/ is not a package: found through sys
     site_lang,
     switch_href,
 )
+from page_text import plain_text, search_words, with_alt_texts  # noqa: E402
+
+# isort: on
 
 project = "gather-course"
 author = "the gather-course authors"
