@@ -32,6 +32,7 @@ from ._pools import open_pool
 from ._verdict_log import VerdictLog
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root
+WARNINGS_LOG = "nbgrader-warnings.log"  # nbgrader's own warnings, kept off the terminal
 
 
 @dataclass
@@ -317,13 +318,16 @@ def _bar(out: TextIO, assignment: str, total: int, done: int) -> Any:
 @contextlib.contextmanager
 def _warnings_to_log(root: Path, assignment: str) -> Iterator[None]:
     """nbgrader's own warnings (SQLAlchemy's SAWarning as it writes the gradebook) go to
-    the instructor's log, not to the terminal: they are nbgrader's, not the class's."""
+    :data:`WARNINGS_LOG` in the course root, not to the terminal: they are nbgrader's, not
+    the class's."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         yield
     if caught:
         seen = sorted({f"{w.category.__name__}: {str(w.message)[:300]}" for w in caught})
-        _log(root, {"assignment": assignment, "nbgrader_warnings": seen})
+        when = datetime.datetime.now().isoformat(timespec="seconds")
+        with open(root / WARNINGS_LOG, "a", encoding="utf-8") as f:
+            f.writelines(f"{when} {assignment}: {line}\n" for line in seen)
 
 
 def _record(
