@@ -542,3 +542,20 @@ def test_chinese_search_knows_the_courses_own_terms_as_whole_words():
     words = _page_text().search_words(ROOT / "zh" / "glossary.md")
     assert {"索引", "注意力头", "索引张量", "梯度"} <= set(words)
     assert all(" " not in w and "（" not in w for w in words)
+
+
+def test_chinese_sections_are_linked_by_their_titles_not_by_id1():
+    page_text = _page_text()
+    body = (
+        '<section class="tex2jax_ignore" id="id1">\n<span id="1-一句话一个公式"></span>'
+        '<h2>1. 一句话，一个公式<a class="headerlink" href="#id1">#</a></h2></section>'
+        '<section id="dim-0"><h2>dim=0<a href="#dim-0">#</a></h2></section>'
+    )
+    toc = '<a class="reference internal" href="#id1">1.</a><a href="#dim-0">dim</a>'
+    body, toc = page_text.readable_anchors(body, toc)
+    assert 'href="#1-一句话一个公式"' in body and 'href="#id1"' not in body
+    assert (
+        toc
+        == '<a class="reference internal" href="#1-一句话一个公式">1.</a><a href="#dim-0">dim</a>'
+    )
+    assert 'id="id1"' in body  # the old anchor still leads there

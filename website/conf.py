@@ -34,7 +34,7 @@ from build import (  # noqa: E402  (website/ is not a package: found through sys
     site_lang,
     switch_href,
 )
-from page_text import plain_text, search_words, with_alt_texts  # noqa: E402
+from page_text import plain_text, readable_anchors, search_words, with_alt_texts  # noqa: E402
 
 # isort: on
 
@@ -148,6 +148,7 @@ def _page_context(
     if "body" not in context:
         return
     context["body"] = with_alt_texts(context["body"], plain_text(context.get("title", "")))
+    context["body"], context["toc"] = readable_anchors(context["body"], context.get("toc", ""))
     if pagename.startswith("notebooks/"):
         context["body"] = _lecture_bar(lang, pagename.split("/", 1)[1]) + context["body"]
     elif pagename in _exercises(lang):

@@ -91,3 +91,21 @@ def with_alt_texts(body: str, page: str) -> str:
         out.append(_name_figures(part, alt))
         before += [plain_text(p) for p in _PARAGRAPH.findall(part)]
     return _CELL.join(out)
+
+
+# A section whose title has no ASCII letters gets the id "id1" from docutils; MyST puts the
+# title's own slug on a span just inside it.
+_SLUGGED = re.compile(r'<section[^>]*? id="(id\d+)"[^>]*>\s*<span id="([^"]+)"></span>')
+
+
+def readable_anchors(body: str, toc: str) -> tuple[str, str]:
+    """Links to a section (its heading's ``#`` and the page's table of contents) by its
+    title's slug (``#1-一句话一个公式``), not ``#id1``; the ``id1`` anchor stays, for old links.
+
+    >>> readable_anchors('<section id="id1">\\n<span id="1-公式"></span><a href="#id1">', '<a href="#id1">')
+    ('<section id="id1">\\n<span id="1-公式"></span><a href="#1-公式">', '<a href="#1-公式">')
+    """
+    for old, new in _SLUGGED.findall(body):
+        body = body.replace(f'href="#{old}"', f'href="#{new}"')
+        toc = toc.replace(f'href="#{old}"', f'href="#{new}"')
+    return body, toc
