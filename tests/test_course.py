@@ -129,7 +129,8 @@ def test_student_notebooks_say_how_to_work_and_hide_solutions_and_hidden_tests(p
     student = ROOT / "exercises" / path.parent.name / path.name
     text = student.read_text(encoding="utf-8")
     nb = nbformat.read(student, 4)
-    first = nb.cells[0].source
+    assert nb.cells[0].source.startswith("# ")  # the title first, then how to work it
+    first = nb.cells[1].source
     for words in (
         "gather-course check",
         "gather-course progress",

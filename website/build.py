@@ -282,9 +282,10 @@ def _plain(text: str) -> str:
 
 def exercise_page(notebook: Path) -> str:
     """The page's source of a stored exercise: its cells as stored, the one with the
-    ``# `` title first. The notebook opens with how to work it (an ``##`` section), then
-    its title; a page starts with its title (and MyST warns of a page whose headings start
-    at H2). Nothing else moves or changes, and nothing runs."""
+    ``# `` title first (``gather-course release`` puts it there; nbgrader's header, how to
+    work the notebook, comes above every cell, and a page must start with its title: MyST
+    warns of a page whose headings start at H2). Nothing else moves or changes, and
+    nothing runs."""
     nb = json.loads(notebook.read_text(encoding="utf-8"))
     cells = nb.get("cells", [])
     for i, cell in enumerate(cells):

@@ -179,5 +179,22 @@ def release(root: Path, out: Path | None = None) -> list[Path]:
             if target.exists():
                 shutil.rmtree(target)
             shutil.copytree(work / RELEASE / name, target)
-            written += sorted(target.glob("*.ipynb"))
+            for notebook in sorted(target.glob("*.ipynb")):
+                _title_first(notebook)
+                written.append(notebook)
     return written
+
+
+def _title_first(path: Path) -> None:
+    """The notebook's ``# `` title cell first, then how to work it: nbgrader puts the
+    course's header (how to work the notebook) above every cell of the source. Nothing
+    else moves; nbgrader finds its cells by their ids, not their places."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type == "markdown" and cell.source.startswith("# "):
+            if i:
+                nb.cells.insert(0, nb.cells.pop(i))
+                nbformat.write(nb, path)
+            return
