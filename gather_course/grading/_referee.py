@@ -24,6 +24,7 @@ import torch
 from .._i18n import language
 from ..questions import exercise, steps
 from ..questions._cases import Case
+from ..questions._outcome import Outcome
 from ..questions._question import Question
 from ..questions._result import HIDDEN_CASE, CheckResult
 from ..questions.verdicts import Stop, shapes
@@ -187,6 +188,7 @@ class _FromJob(steps.Evidence):
         self.scaling = [self.q.build(gen, sizes) for sizes in self.q.scaling]
         self._reply: dict | None = None
         self._results: list = []
+        self._outcomes: dict[int, Outcome] = {}  # each result decoded once, when first asked
         self._cell_error: dict | None = None
         self._empty = True
 
@@ -211,10 +213,16 @@ class _FromJob(steps.Evidence):
         cells = result.get("cells") if isinstance(result.get("cells"), list) else []
         self._cell_error = next((e for e in cells if isinstance(e, dict)), None)
 
+    def _outcome(self, n: int) -> Outcome:
+        """Call ``n``'s result as an outcome (its tensors rebuilt: done once per call)."""
+        if n not in self._outcomes:
+            self._outcomes[n] = _outcome(self._results[n], self._cell_error)
+        return self._outcomes[n]
+
     def seen(self) -> Iterator[steps.Seen]:
         self._run()
-        for n, (case, raw) in enumerate(zip(self.plan.cases, self._results)):
-            yield steps.Seen(case, _outcome(raw, self._cell_error), n >= self.plan.hidden_from)
+        for n, case in enumerate(self.plan.cases[: len(self._results)]):
+            yield steps.Seen(case, self._outcome(n), n >= self.plan.hidden_from)
 
     def unfinished(self) -> steps.Unfinished | None:
         self._run()
@@ -230,13 +238,14 @@ class _FromJob(steps.Evidence):
 
     def constraints(self) -> steps.Constraints:
         ops: dict[str, int] = {}
-        for raw in self._results:  # what every call ran (a signal: the scan decides)
-            for op, n in (_outcome(raw).ops or {}).items():
+        for call in range(len(self._results)):  # what every call ran (a signal: the scan decides)
+            for op, n in (self._outcome(call).ops or {}).items():
                 ops[op] = ops.get(op, 0) + n
         return _constraints(self.q, self.sub, ops)
 
     def growth(self) -> steps.Growth:
-        small, big = (sum((_outcome(r).ops or {}).values()) for r in self._results[-2:])
+        last = len(self._results)
+        small, big = (sum((self._outcome(n).ops or {}).values()) for n in (last - 2, last - 1))
         return steps.Growth(shapes(self.scaling[0]), small, shapes(self.scaling[1]), big)
 
     def timing(self) -> steps.Timing:

@@ -15,6 +15,7 @@ from .._i18n import N_, _
 from .._tier import Tier
 from . import _figures
 from ._numbers import ALPHA, MIN_OTHERS, MIN_VARIANT, ClassNumbers, QuestionRow
+from ._stats import median
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI","Noto Sans CJK SC","PingFang SC",sans-serif;
@@ -161,8 +162,6 @@ def page(numbers: ClassNumbers) -> str:
         "made", graded=graded, students=numbers.students, started=numbers.started, seconds=took
     )
     mean = sum(numbers.scores) / graded if graded else None
-    from ._stats import median
-
     parts = [
         f'<!DOCTYPE html><html lang="{"zh-CN" if numbers.lang == "zh" else "en"}"><head>'
         '<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">'
