@@ -241,6 +241,28 @@ def lab_settings(config: Path) -> None:
         (user / ext / f"{name}.jupyterlab-settings").write_text(json.dumps(value))
 
 
+def wait_until_serving(
+    url: str, server: subprocess.Popen, seconds: float, log: Path, what: str
+) -> None:
+    """Until ``url`` answers 200; the test fails, with the end of ``log``, when ``server``
+    (``what``) exits first or ``seconds`` pass."""
+    deadline = time.monotonic() + seconds
+    while True:
+        if server.poll() is not None:
+            tail = log.read_text(errors="replace")[-3000:]
+            pytest.fail(f"{what} exited ({server.returncode}):\n{tail}", pytrace=False)
+        try:
+            with urllib.request.urlopen(url, timeout=2) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            tail = log.read_text(errors="replace")[-3000:]
+            pytest.fail(f"{what} did not answer in {seconds:g} s:\n{tail}", pytrace=False)
+        time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def started_lab(tmp: Path, *start: str, bindir: Path | None = None, student: str = ""):
     """`gather-course start` as a learner runs it (``start``: its options), from ``bindir``
@@ -286,25 +308,9 @@ def started_lab(tmp: Path, *start: str, bindir: Path | None = None, student: str
         )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            if server.poll() is not None:
-                pytest.fail(
-                    f"`gather-course start` exited ({server.returncode}):\n"
-                    + log.read_text(errors="replace")[-3000:],
-                    pytrace=False,
-                )
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        "JupyterLab did not answer in 90 s:\n"
-                        + log.read_text(errors="replace")[-3000:],
-                        pytrace=False,
-                    )
-                time.sleep(0.2)
+        wait_until_serving(
+            f"{url}/api/status?token={token}", server, 90, log, "`gather-course start`"
+        )
         yield Lab(url, token, work)
     finally:
         # The server leads its own process group (start_new_session), its kernels in it.

@@ -20,7 +20,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import pytest
 
 from gather_course import exercise
 from tests import test_browser as tb
-from tests.helpers import ROOT, free_port, lab_settings
+from tests.helpers import ROOT, free_port, lab_settings, wait_until_serving
 
 pytestmark = pytest.mark.classroom  # README: python -m pytest -m classroom tests
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_HUB", "") not in ("", "0")
@@ -179,17 +178,7 @@ def classroom(chromium_path, tmp_path_factory):
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/hub/health", timeout=5) as reply:
-                    if reply.status == 200:
-                        break
-            except OSError:
-                pass
-            if hub.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"the hub did not start:\n{(base / 'hub.log').read_text()[-3000:]}")
-            time.sleep(0.2)
+        wait_until_serving(f"{url}/hub/health", hub, 60, base / "hub.log", "the hub")
         yield Classroom(url, base, course, exchange)
     finally:
         hub.send_signal(signal.SIGTERM)  # it stops the users' servers first
