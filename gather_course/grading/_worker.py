@@ -388,6 +388,9 @@ def _template(control: socket.socket, ready_w: int) -> None:
     warm = torch.ones(2, 3, requires_grad=True)  # autograd's one-time set-up (about 0.3 s)
     torch.log_softmax(warm, -1).gather(1, torch.zeros(2, 1, dtype=torch.long)).sum().backward()
     del warm
+    # What torch imports on a first call, paid here once instead of in every job process:
+    # unravel_index imports sympy (about 0.3 s of CPU, measured by benchmarks/bench_profile.py)
+    torch.unravel_index(torch.tensor([3]), (2, 3))
     _prctl(_PR_SET_DUMPABLE, 0)
     supervisor = os.getppid()
     os.write(ready_w, b"R")
