@@ -7,6 +7,7 @@ so a verdict here is what ``gather-course grade`` and ``check`` give.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import textwrap
 
@@ -446,3 +447,32 @@ def test_slow_cells_cannot_hold_a_worker_for_long(referee):
         assert not result.passed and time.monotonic() - start < 12
     finally:
         referee.call_limit = 10
+
+
+def test_what_torch_imports_on_a_first_call_is_already_in_every_job(referee):
+    # torch.unravel_index imports sympy on its first call (0.3 s of CPU): the template pays it
+    # once, so that no job does (and a learner's answer is not charged for it)
+    reply, result = referee._job(
+        ["import sys\nWARM = 'sympy' in sys.modules\n", "def probe(x):\n    return x + WARM\n"],
+        "probe",
+        [{"inputs": [torch.zeros(1)]}],
+    )
+    assert result["results"][0]["value"].item() == 1, (reply, result)
+
+
+def test_a_grading_runs_plans_are_made_once_and_a_checks_afresh():
+    from gather_course.grading._referee import Plan
+    from gather_course.questions._judge import expected_of
+
+    kept = Plan.make("basics.pick_per_row", 987654)
+    assert Plan.make("basics.pick_per_row", 987654) is kept  # every student: the same cases
+    assert Plan.make("basics.pick_per_row", 987655) is not kept  # another run's secret
+    fresh = Plan.make("basics.pick_per_row", None)
+    assert Plan.make("basics.pick_per_row", None) is not fresh
+    calls = []
+    spec = kept.question.spec
+    q = dataclasses.replace(kept.question, spec=lambda *a: calls.append(1) or spec(*a))
+    case = kept.cases[-1]  # a hidden one
+    first = expected_of(q, case)
+    assert expected_of(q, case) is first and calls == [1]  # computed once
+    assert torch.equal(first, spec(*case.inputs.values()))

@@ -15,7 +15,9 @@ against the course's own solution measured the same way (:mod:`._timing`).
 from __future__ import annotations
 
 import secrets
+import threading
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -51,6 +53,9 @@ CALL_LIMIT = 10.0  # seconds per call of the learner's function (and per cell)
 MEMORY = 2 * 2**30  # bytes a job may allocate on top of the worker's own
 _HIDDEN_SEEDS = 2
 _JOB_CALLS = 6  # a job (cells and one question's calls) gets at most 6 call limits
+_PLANS: OrderedDict[tuple[str, int], Plan] = OrderedDict()  # a grading run's, see Plan.make
+_PLANS_LOCK = threading.Lock()
+_PLANS_KEPT = 256  # a class's variants of every question of a few assignments
 
 
 @dataclass
@@ -64,7 +69,25 @@ class Plan:
 
     @classmethod
     def make(cls, qid: str, secret: int | None) -> Plan:
-        """``qid`` may name a class variant (``qid:variant``, as :func:`graded_cells` gives)."""
+        """``qid`` may name a class variant (``qid:variant``, as :func:`graded_cells` gives).
+
+        A grading run's plans (a secret seed) are made once and kept: every student meets the
+        same cases, whose expected outputs are then computed once (:func:`expected_of`). A
+        check's (no secret) are drawn afresh, with a fresh timing seed.
+        """
+        if secret is None:
+            return cls._draw(qid, None)
+        with _PLANS_LOCK:
+            key = (qid, secret)
+            if key not in _PLANS:
+                while len(_PLANS) >= _PLANS_KEPT:
+                    _PLANS.popitem(last=False)
+                _PLANS[key] = cls._draw(qid, secret)
+            _PLANS.move_to_end(key)
+            return _PLANS[key]
+
+    @classmethod
+    def _draw(cls, qid: str, secret: int | None) -> Plan:
         qid, _sep, variant = qid.partition(":")
         q = exercise(qid, variant or "public")
         gen = torch.Generator().manual_seed(0)  # exactly check()'s battery

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -14,6 +14,8 @@ class Case:
 
     label: str
     inputs: dict[str, Any]
+    # the loop spec's outputs on these inputs, per question (see _judge.expected_of)
+    memo: dict[tuple[str, str], Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def device(self) -> torch.device:

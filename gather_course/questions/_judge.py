@@ -43,15 +43,31 @@ def raise_for_error(case: Case, outcome: Outcome) -> None:
     raise v.raised(case, error)
 
 
+def expected_of(q: Question, case: Case) -> Any:
+    """The loop spec's output on ``case``, on the case's device: computed once per case and
+    question (the grader keeps a run's plans, so every student's answer meets the same one).
+
+    >>> from gather_course.questions import exercise
+    >>> q = exercise("basics.pick_per_row")
+    >>> case = q.build(torch.Generator().manual_seed(0), q.sizes[0])
+    >>> expected_of(q, case) is expected_of(q, case)
+    True
+    """
+    key = (q.qid, q.variant_name)
+    if key not in case.memo:
+        cpu_inputs = {k: _to(clone(x), torch.device("cpu")) for k, x in case.inputs.items()}
+        expected = q.spec(*cpu_inputs.values())
+        case.memo[key] = (
+            tuple(_to(e, case.device) for e in expected)
+            if isinstance(expected, tuple)
+            else _to(expected, case.device)
+        )
+    return case.memo[key]
+
+
 def judge_case(q: Question, case: Case, outcome: Outcome) -> None:
     """Raise the first failure of one case's outcome: error, changed inputs, type, shape..."""
-    cpu_inputs = {k: _to(clone(x), torch.device("cpu")) for k, x in case.inputs.items()}
-    expected = q.spec(*cpu_inputs.values())
-    expected = (
-        tuple(_to(e, case.device) for e in expected)
-        if isinstance(expected, tuple)
-        else _to(expected, case.device)
-    )
+    expected = expected_of(q, case)
     raise_for_error(case, outcome)
     if outcome.after is not None:
         _check_inputs_unchanged(case, dict(zip(case.inputs, outcome.after)))
