@@ -5,6 +5,9 @@ from __future__ import annotations
 import filecmp
 import json
 import shutil
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -304,3 +307,27 @@ def test_check_passes_honest_noise_and_notes_the_cells_grading_would_not_run(tmp
     done = cli("check", str(student))
     assert "passed  pick_per_row" in done.stdout and "2/8 points" in done.stdout, done.stdout
     assert "note" in done.stdout and "%timeit" in done.stdout and "IPython syntax" in done.stdout
+
+
+def test_commands_skip_jsonschemas_slow_iri_checker_and_still_validate_notebooks():
+    # rfc3987_syntax costs 1.2 s of CPU at import (gather-course grade's start-up): the command
+    # line leaves it out; nbformat still validates every notebook it reads
+    code = textwrap.dedent(
+        """
+        import sys
+        from gather_course.cli import _without_the_slow_iri_checker
+        _without_the_slow_iri_checker()
+        import nbformat
+        from nbformat.v4 import new_notebook, new_code_cell
+        nb = new_notebook(cells=[new_code_cell("x = 1")])
+        nbformat.validate(nb)
+        nb.cells[0]["outputs"] = "not a list"
+        try:
+            nbformat.validate(nb)
+        except nbformat.ValidationError:
+            print("refused")
+        print(sys.modules.get("rfc3987_syntax") is None)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["refused", "True"], done.stderr

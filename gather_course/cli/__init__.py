@@ -25,7 +25,21 @@ from .._errors import GatherCourseError
 from . import _instructor, _learner
 
 
+def _without_the_slow_iri_checker() -> None:
+    """Leave out jsonschema's optional "iri" format checker in this command's process.
+
+    nbformat imports jsonschema, which imports ``rfc3987_syntax`` when it is installed (the
+    Jupyter stack installs it): that compiles about 35 Earley parsers at import, 1.2 s of CPU
+    in every command that reads a notebook, for a format no notebook schema uses (upstream:
+    python-jsonschema/jsonschema#1428; ``rfc3987-syntax2`` loads lazily). Without it,
+    jsonschema simply does not check that format. Nothing is changed where it is imported.
+    """
+    if "rfc3987_syntax" not in sys.modules and "jsonschema" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # import -> ImportError
+
+
 def main(argv: list[str] | None = None) -> int:
+    _without_the_slow_iri_checker()
     parser = argparse.ArgumentParser(
         prog="gather-course",
         description=__doc__,

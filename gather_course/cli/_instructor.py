@@ -260,7 +260,9 @@ def _grade(args: argparse.Namespace) -> int:
                 "puts them there)."
             )
     jobs = min(args.jobs or os.cpu_count() or 1, max(map(len, classes.values())))
-    certificates = args.certificates or _setting(root, "certificates")
+    certificates = None
+    if args.scheduler:  # (the setting is read only for a cluster: reading it imports nbgrader)
+        certificates = args.certificates or _setting(root, "certificates")
     if args.scheduler and not args.scheduler.startswith("local:"):
         from ..grading._scheduler_address import check
 
