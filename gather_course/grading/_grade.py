@@ -29,6 +29,7 @@ from ._classes import own_variants
 from ._classjob import student_job
 from ._journal import FOLDER, Journal
 from ._pools import open_pool
+from ._record import record
 from ._verdict_log import VerdictLog
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root
@@ -244,7 +245,7 @@ def grade_class(
         results = _judge_all(root, assignment, students, released, pool, journal, progress, log)
         problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
         with _gradebook_lock(root), _warnings_to_log(root, assignment):
-            _record(root, assignment, students, results, problems)
+            record(root, assignment, students, results, problems)
             journal.end()
             graded = _scores(root, assignment, students)
         log.end()
@@ -328,69 +329,6 @@ def _warnings_to_log(root: Path, assignment: str) -> Iterator[None]:
         when = datetime.datetime.now().isoformat(timespec="seconds")
         with open(root / WARNINGS_LOG, "a", encoding="utf-8") as f:
             f.writelines(f"{when} {assignment}: {line}\n" for line in seen)
-
-
-def _record(
-    root: Path,
-    assignment: str,
-    students: list[str],
-    results: dict[str, dict[str, Any]],
-    problems: dict[str, str],
-) -> None:
-    """Write the verdicts into nbgrader's gradebook through its own autograde (no execution)."""
-    from nbconvert.preprocessors import ClearMetadataPreprocessor
-    from nbgrader.preprocessors import (  # (imported here: the workers warm up meanwhile)
-        AssignLatePenalties,
-        CheckCellMetadata,
-        IgnorePattern,
-        LimitOutput,
-        SaveAutoGrades,
-    )
-
-    from .nbgrader_plugins import RefereeVerdicts
-
-    table: dict[str, dict[str, dict[str, Any]]] = {}
-    for student in students:
-        extra = "".join(f"\nNote: {n}" for n in results[student]["notes"])
-        if student in problems:
-            message = f"NOT GRADED: {problems[student]}"
-            table[student] = {"__all__": {"passed": False, "message": message}}
-        else:
-            table[student] = {
-                gid: {"passed": bool(v["passed"]), "message": str(v["message"]) + extra}
-                for gid, v in results[student]["verdicts"].items()
-            }
-    with tempfile.TemporaryDirectory(prefix="gather-course-verdicts-") as tmp:
-        path = Path(tmp) / "verdicts.json"
-        path.write_text(json.dumps(table), encoding="utf-8")
-        overrides = {
-            "Autograde.autograde_preprocessors": [
-                RefereeVerdicts,
-                IgnorePattern,
-                ClearMetadataPreprocessor,
-                LimitOutput,
-                SaveAutoGrades,
-                AssignLatePenalties,
-                CheckCellMetadata,
-            ],
-            "RefereeVerdicts.verdicts_file": str(path),
-        }
-        with nbgrader_api(root, **overrides) as api:
-            for student in students:
-                done = api.autograde(assignment, student, force=True, create=True)
-                if not done["success"] and student not in problems:
-                    problems[student] = nbgrader_errors(done)
-    if problems:
-        _flag_for_manual_grading(root, assignment, [s for s in problems if s in students])
-
-
-def _flag_for_manual_grading(root: Path, assignment: str, students: list[str]) -> None:
-    with _gradebook(root) as gb:
-        for _student, sub in _submitted(gb, assignment, students):
-            for nb in sub.notebooks:
-                for grade in nb.grades:
-                    grade.needs_manual_grade = True
-            gb.db.commit()
 
 
 def _write_csv(path: Path, outcomes: list[Outcome]) -> None:

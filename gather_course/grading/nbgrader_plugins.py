@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from typing import Any
 
 from nbformat.v4 import new_output
-from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    NbGraderPreprocessor,
+    OverwriteCells,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Unicode
 
@@ -86,3 +95,130 @@ class RunAllShowsEveryVerdict(NbGraderPreprocessor):
             if "raises-exception" not in tags:
                 tags.append("raises-exception")
         return cell, resources
+
+
+# -- nbgrader's preprocessors on one gradebook connection ------------------------------------
+# Stock, each of these opens the gradebook for every notebook (a new engine, every table
+# checked): with `gather-course grade`'s other steps, about nine connections per student.
+# While :func:`one_gradebook` holds a connection for a URL, they use it; anywhere else they
+# are nbgrader's own. Their steps are nbgrader's: only where the connection comes from changes.
+_OPEN: dict[str, Any] = {}
+
+
+@contextlib.contextmanager
+def one_gradebook(db_url: str, course_id: str) -> Iterator[Any]:
+    """One gradebook connection for ``db_url``, used by the preprocessors below meanwhile."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(db_url, course_id) as gb:
+        _OPEN[db_url] = gb
+        try:
+            yield gb
+        finally:
+            del _OPEN[db_url]
+
+
+def open_gradebook(db_url: str) -> Any:
+    """The connection :func:`one_gradebook` holds for ``db_url``, or None."""
+    return _OPEN.get(db_url)
+
+
+def _ids(pp: Any, resources: dict) -> Any:
+    """nbgrader's first lines of these preprocessors: the ids from the resources; the open
+    connection (None: none is held, run nbgrader's own)."""
+    info = resources["nbgrader"]
+    pp.notebook_id, pp.assignment_id = info["notebook"], info["assignment"]
+    pp.student_id, pp.db_url = info.get("student"), info["db_url"]
+    return _OPEN.get(info["db_url"])
+
+
+class OverwriteKernelspecOnce(OverwriteKernelspec):
+    """nbgrader's ``OverwriteKernelspec`` on the open connection."""
+
+    def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        gb = _ids(self, resources)
+        if gb is None:
+            return super().preprocess(nb, resources)
+        kernelspec = gb.find_notebook(self.notebook_id, self.assignment_id).kernelspec
+        if kernelspec is not None:
+            kernelspec = json.loads(kernelspec)
+        if kernelspec:
+            nb.metadata["kernelspec"] = kernelspec
+        return nb, resources
+
+
+class OverwriteCellsOnce(OverwriteCells):
+    """nbgrader's ``OverwriteCells`` on the open connection."""
+
+    def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        self.gradebook = _ids(self, resources)
+        if self.gradebook is None:
+            return super().preprocess(nb, resources)
+        nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
+        if self.add_missing_cells:
+            nb, resources = self.add_missing_grade_cells(nb, resources)
+            nb, resources = self.add_missing_task_cells(nb, resources)
+        return nb, resources
+
+
+class SaveAutoGradesOnce(SaveAutoGrades):
+    """nbgrader's ``SaveAutoGrades`` on the open connection."""
+
+    def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        self.gradebook = _ids(self, resources)
+        if self.gradebook is None:
+            return super().preprocess(nb, resources)
+        return super(SaveAutoGrades, self).preprocess(nb, resources)
+
+
+class AssignLatePenaltiesOnce(AssignLatePenalties):
+    """nbgrader's ``AssignLatePenalties`` on the open connection."""
+
+    def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        gb = _ids(self, resources)
+        if gb is None:
+            return super().preprocess(nb, resources)
+        self.init_plugin()
+        self.gradebook = gb
+        nb, resources = super(AssignLatePenalties, self).preprocess(nb, resources)
+        assignment = gb.find_submission(self.assignment_id, self.student_id)
+        notebook = gb.find_submission_notebook(
+            self.notebook_id, self.assignment_id, self.student_id
+        )
+        notebook.late_submission_penalty = None
+        if assignment.total_seconds_late > 0:
+            self.log.warning(f"{assignment} is {assignment.total_seconds_late} seconds late")
+            penalty = self.plugin_inst.late_submission_penalty(
+                self.student_id, notebook.score, assignment.total_seconds_late
+            )
+            self.log.warning(f"Late submission penalty: {penalty}")
+            if penalty is not None:
+                notebook.late_submission_penalty = self._check_late_penalty(notebook, penalty)
+        gb.db.commit()
+        return nb, resources
+
+
+_VALID_METADATA: set[str] = set()  # the cell metadata CheckCellMetadataOnce has seen pass
+
+
+class CheckCellMetadataOnce(CheckCellMetadata):
+    """nbgrader's ``CheckCellMetadata``, once per distinct metadata of a notebook's cells.
+
+    nbgrader checks its own schema again for every cell (25 ms a notebook); a class's
+    notebooks mostly hold the released cells' metadata. What the check decides depends only
+    on each cell's type and nbgrader metadata, so a notebook whose cells have those of one
+    already passed passes; any other is checked by nbgrader.
+    """
+
+    def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        key = json.dumps(
+            [[c.get("cell_type"), c.get("metadata", {}).get("nbgrader")] for c in nb.cells],
+            sort_keys=True,
+            default=str,
+        )
+        if key in _VALID_METADATA:
+            return nb, resources
+        nb, resources = super().preprocess(nb, resources)  # raises on invalid metadata
+        if len(_VALID_METADATA) < 1024:
+            _VALID_METADATA.add(key)
+        return nb, resources

@@ -1,0 +1,221 @@
+"""The class's verdicts in nbgrader's gradebook: what `gather-course grade` writes through one
+connection (grading._record) is what stock `nbgrader autograde` writes with the same verdicts.
+
+Two copies of one class, with a late submission, an extra file, a wrong answer, a submission
+that was not graded and one whose notebook is missing: one recorded the stock way (every
+nbgrader step opening its own connection, the metadata checked twice), one by ``record``.
+Every gradebook row that autograde writes and every file of ``autograded/`` must match.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import MissingEntry
+
+from gather_course.course._course import nbgrader_api, nbgrader_errors
+from gather_course.grading._grade import _register
+from gather_course.grading._record import record
+from gather_course.grading._submission import graded_cells
+from tests.helpers import ROOT
+
+DUE = datetime.datetime(2026, 3, 1, 12, 0, 0)
+STUDENTS = ["ada", "bo", "cy", "dee", "eve", "fay"]
+
+
+def _class(root: Path) -> Path:
+    root.mkdir()
+    for folder in ("solutions", "exercises"):
+        shutil.copytree(ROOT / folder, root / folder)
+    shutil.copy2(ROOT / "nbgrader_config.py", root)
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as f:
+        f.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')  # late: score 0
+    released = nbformat.read(root / "exercises" / "basics" / "basics.ipynb", 4)
+    for i, student in enumerate(STUDENTS):
+        folder = root / "submitted" / student / "basics"
+        folder.mkdir(parents=True)
+        stamp = DUE + datetime.timedelta(hours=-2 if i != 1 else 30)  # bo is late
+        (folder / "timestamp.txt").write_text(stamp.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+        if student != "eve":  # eve's notebook is missing
+            nb = nbformat.from_dict(json.loads(json.dumps(released)))
+            nb.cells[-1].source += f"\n# {student}"  # each one their own
+            if student == "fay":  # nbgrader metadata no notebook may have
+                md = next(
+                    c
+                    for c in nb.cells
+                    if c.cell_type == "markdown" and "nbgrader" not in c.metadata
+                )
+                md.metadata["nbgrader"] = {
+                    **{"grade": False, "solution": True, "locked": False, "task": False},
+                    **{"grade_id": "fays", "schema_version": 3},
+                }
+            nbformat.write(nb, folder / "basics.ipynb")
+    (root / "submitted" / "cy" / "basics" / "data.txt").write_text("cy's own file\n")
+    with nbgrader_api(root) as api:
+        _register(api, root, "basics")
+        with api.gradebook as gb:
+            gb.update_or_create_assignment("basics", duedate=DUE)
+    return root
+
+
+def _results() -> tuple[dict, dict]:
+    released = nbformat.read(ROOT / "exercises" / "basics" / "basics.ipynb", 4)
+    gids = [gid for gid, _qid, _points in graded_cells(released)]
+    results = {}
+    for student in STUDENTS:
+        verdicts = {
+            gid: {"passed": not (student == "cy" and n == 1), "message": f"{student}: {gid}"}
+            for n, gid in enumerate(gids)
+        }
+        notes = ["the cell after the answer prints"] if student == "ada" else []
+        results[student] = {"student": student, "verdicts": verdicts, "notes": notes}
+    problems = {"dee": "the test cell test_gather_loop was edited.", "eve": "missing"}
+    return results, problems
+
+
+def _stock(root: Path, results: dict, problems: dict) -> dict:
+    """The stock way: nbgrader's own autograde per student, its preprocessors as shipped."""
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
+
+    from gather_course.grading._record import _verdict_table
+    from gather_course.grading.nbgrader_plugins import RefereeVerdicts
+
+    problems = dict(problems)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "verdicts.json"
+        path.write_text(json.dumps(_verdict_table(STUDENTS, results, problems)))
+        overrides = {
+            "Autograde.autograde_preprocessors": [
+                RefereeVerdicts,
+                IgnorePattern,
+                ClearMetadataPreprocessor,
+                LimitOutput,
+                SaveAutoGrades,
+                AssignLatePenalties,
+                CheckCellMetadata,
+            ],
+            "RefereeVerdicts.verdicts_file": str(path),
+        }
+        with nbgrader_api(root, **overrides) as api:
+            for student in STUDENTS:
+                done = api.autograde("basics", student, force=True, create=True)
+                if not done["success"]:
+                    problems.setdefault(student, nbgrader_errors(done))
+            with api.gradebook as gb:
+                for student in problems:
+                    try:
+                        sub = gb.find_submission("basics", student)
+                    except MissingEntry:
+                        continue
+                    for nb in sub.notebooks:
+                        for grade in nb.grades:
+                            grade.needs_manual_grade = True
+                gb.db.commit()
+    return problems
+
+
+def _written(root: Path) -> dict:
+    """Every gradebook row autograde writes, and every file of autograded/ (with its mode)."""
+    rows = {}
+    with nbgrader_api(root) as api, api.gradebook as gb:
+        for student in STUDENTS:
+            try:
+                sub = gb.find_submission("basics", student)
+            except MissingEntry:
+                rows[student] = None
+                continue
+            rows[student] = {
+                "timestamp": sub.timestamp,
+                "seconds_late": sub.total_seconds_late,
+                "score": sub.score,
+                "notebooks": {
+                    nb.name: {
+                        "late_penalty": nb.late_submission_penalty,
+                        "flagged": nb.flagged,
+                        "grades": sorted(
+                            (g.name, g.auto_score, g.manual_score, g.needs_manual_grade)
+                            for g in nb.grades
+                        ),
+                        "comments": sorted((c.name, c.auto_comment) for c in nb.comments),
+                    }
+                    for nb in sub.notebooks
+                },
+            }
+        students = sorted(s.id for s in gb.students)
+    files = {}
+    for path in sorted((root / "autograded").rglob("*")):
+        if path.is_file():
+            files[str(path.relative_to(root))] = (path.read_bytes(), path.stat().st_mode)
+    return {"rows": rows, "students": students, "files": files}
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    results, problems = _results()
+    stock_root = _class(tmp_path_factory.mktemp("stock") / "course")
+    stock_problems = _stock(stock_root, results, problems)
+    ours_root = _class(tmp_path_factory.mktemp("ours") / "course")
+    ours_problems = dict(problems)
+    record(ours_root, "basics", STUDENTS, results, ours_problems)
+    return _written(stock_root), stock_problems, _written(ours_root), ours_problems
+
+
+def test_the_gradebook_rows_are_stock_nbgraders(both):
+    stock, _, ours, _ = both
+    assert ours["students"] == stock["students"]
+    for student in STUDENTS:
+        assert ours["rows"][student] == stock["rows"][student], student
+    late = stock["rows"]["bo"]
+    assert late["seconds_late"] > 0 and late["notebooks"]["basics"]["late_penalty"] > 0
+    scores = {s: stock["rows"][s]["score"] for s in STUDENTS if stock["rows"][s]}
+    assert scores["ada"] > scores["cy"] > 0 and scores["dee"] == 0  # and so on
+
+
+def test_the_autograded_files_are_stock_nbgraders(both):
+    stock, _, ours, _ = both
+    assert sorted(ours["files"]) == sorted(stock["files"])
+    assert "autograded/cy/basics/data.txt" in ours["files"]
+    for name, (data, mode) in stock["files"].items():
+        assert ours["files"][name] == (data, mode), name
+
+
+def test_the_same_students_are_left_for_manual_grading(both):
+    _, stock_problems, _, ours_problems = both
+    assert ours_problems == stock_problems
+    assert "fay" in ours_problems  # nbgrader refuses its metadata
+
+
+def test_the_metadata_check_runs_once_per_kind_of_notebook_and_still_refuses():
+    from nbgrader.nbgraderformat import ValidationError
+
+    from gather_course.grading.nbgrader_plugins import _VALID_METADATA, CheckCellMetadataOnce
+
+    nb = nbformat.read(ROOT / "exercises" / "basics" / "basics.ipynb", 4)
+    check = CheckCellMetadataOnce()
+    check.preprocess(nb, {})
+    seen = len(_VALID_METADATA)
+    check.preprocess(nb, {})  # the same cells' metadata: known to pass
+    assert len(_VALID_METADATA) == seen
+    bad = nbformat.from_dict(json.loads(json.dumps(nb)))
+    md = next(c for c in bad.cells if c.cell_type == "markdown")
+    md.metadata["nbgrader"] = {
+        **{"grade": False, "solution": True, "locked": False, "task": False},
+        **{"grade_id": "x", "schema_version": 3},
+    }
+    with pytest.raises(ValidationError):
+        check.preprocess(bad, {})
+    with pytest.raises(ValidationError):  # refused again: a failure is never remembered
+        check.preprocess(bad, {})
