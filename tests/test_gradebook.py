@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import shutil
 
-from gather_course.grading._grade import _gradebook, _gradebook_knows
+from gather_course.grading._gradebook import gradebook as _gradebook
+from gather_course.grading._gradebook import gradebook_knows as _gradebook_knows
 from tests.helpers import ROOT
 
 
@@ -35,3 +36,29 @@ def test_the_default_is_gradebook_db_in_the_root(tmp_path):
     with _gradebook(root) as gb:
         gb.update_or_create_assignment("basics")
     assert (root / "gradebook.db").is_file()
+
+
+def test_a_new_gradebook_is_made_as_nbgraders_first_gradebook_makes_it(tmp_path):
+    import sqlite3
+
+    from nbgrader.api import Gradebook
+
+    from gather_course.course._course import alembic_on_path
+    from gather_course.grading._gradebook import _new_database
+
+    ours, theirs = tmp_path / "ours.db", tmp_path / "theirs.db"
+    _new_database(f"sqlite:///{ours}")
+    with alembic_on_path(), Gradebook(f"sqlite:///{theirs}"):  # (runs `alembic heads`)
+        pass
+
+    def made(path):
+        with sqlite3.connect(path) as db:
+            tables = sorted(db.execute("SELECT type, name, sql FROM sqlite_master"))
+            return tables, db.execute("SELECT version_num FROM alembic_version").fetchall()
+
+    mine, nbgraders = made(ours), made(theirs)
+    assert mine == nbgraders and len(mine[1]) == 1 and mine[1][0][0]
+    with Gradebook(f"sqlite:///{ours}") as gb:  # nbgrader takes it as its own
+        gb.update_or_create_assignment("basics")
+    _new_database(f"sqlite:///{ours}")  # one that exists is left alone
+    assert made(ours)[1] == nbgraders[1]

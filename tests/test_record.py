@@ -20,7 +20,7 @@ import pytest
 from nbgrader.api import MissingEntry
 
 from gather_course.course._course import nbgrader_api, nbgrader_errors
-from gather_course.grading._grade import _register
+from gather_course.grading._gradebook import register as _register
 from gather_course.grading._record import record
 from gather_course.grading._submission import graded_cells
 from tests.helpers import ROOT

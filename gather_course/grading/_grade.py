@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import datetime
 import json
 import os
 import sys
-import tempfile
-import warnings
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -20,20 +17,18 @@ from .._i18n import edition
 from ..course._course import (
     PROTECTED,
     RELEASE,
-    SOURCE,
     known_assignment,
     nbgrader_api,
-    nbgrader_errors,
 )
 from ._classes import own_variants
 from ._classjob import student_job
-from ._journal import FOLDER, Journal
+from ._gradebook import generated, gradebook_lock
+from ._journal import Journal
 from ._pools import open_pool
-from ._record import record
+from ._record import Recorder
 from ._verdict_log import VerdictLog
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root
-WARNINGS_LOG = "nbgrader-warnings.log"  # nbgrader's own warnings, kept off the terminal
 
 
 @dataclass
@@ -57,107 +52,13 @@ def submissions(root: Path, assignment: str) -> list[str]:
     return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir())
 
 
-def _check_database(root: Path) -> None:
-    """A gradebook on a database server needs a course id: nbgrader files every assignment
-    under its course, and creates no course row for an empty id (SQLite lets that pass,
-    PostgreSQL refuses the assignment)."""
-    with nbgrader_api(root) as api:
-        url, course = str(api.coursedir.db_url), api.coursedir.course_id
-    if not url.startswith("sqlite") and not course:
-        server = url.split(":", 1)[0].split("+", 1)[0]
-        raise GatherCourseError(
-            f"the gradebook is on a database server ({server}), and nbgrader files every "
-            "assignment under a course: set c.CourseDirectory.course_id = '...' in "
-            "nbgrader_config.py (the same id as on JupyterHub's exchange)."
-        )
-
-
-@contextlib.contextmanager
-def _gradebook_lock(root: Path) -> Iterator[None]:
-    """One grading run at a time writes the gradebook (two runs at once, say two
-    assignments, would both add the course and the same students: nbgrader does not guard
-    that). Judging runs outside it."""
-    import fcntl
-
-    folder = root / FOLDER
-    folder.mkdir(exist_ok=True)
-    with open(folder / "gradebook.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
-@contextlib.contextmanager
-def _gradebook(root: Path) -> Iterator[Any]:
-    """The course's nbgrader gradebook, where its config puts it (``CourseDirectory.db_url``;
-    by default ``gradebook.db`` in the root), opened by nbgrader's own API."""
-    with nbgrader_api(root) as api, api.gradebook as gb:
-        yield gb
-
-
-def _gradebook_knows(root: Path, assignment: str) -> bool:
-    """Whether the gradebook has the assignment's notebooks (without creating a database)."""
-    from nbgrader.api import MissingEntry
-
-    with nbgrader_api(root) as api:
-        url = api.coursedir.db_url
-        if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
-            return False
-        with api.gradebook as gb:
-            try:
-                return bool(gb.find_assignment(assignment).notebooks)
-            except MissingEntry:
-                return False
-
-
-@contextlib.contextmanager
-def _generated(api: Any, assignment: str) -> Iterator[Path]:
-    """nbgrader's generate_assignment into a temporary folder: the gradebook learns the
-    assignment's test cells, and ``exercises/`` is not touched."""
-    with tempfile.TemporaryDirectory(prefix="gather-course-grade-") as tmp:
-        release_dir = api.coursedir.release_directory
-        api.coursedir.release_directory = tmp
-        try:
-            done = api.generate_assignment(assignment, force=True, create=True)
-        finally:
-            api.coursedir.release_directory = release_dir
-        if not done["success"]:
-            raise GatherCourseError(
-                f"nbgrader could not read the assignment {assignment!r} "
-                f"from {SOURCE}/: {nbgrader_errors(done)}"
-            )
-        yield Path(tmp, assignment)
-
-
-def _register(api: Any, root: Path, assignment: str) -> None:
-    """Put the assignment's test cells in the gradebook without touching exercises/."""
-    if not _gradebook_knows(root, assignment):
-        with _generated(api, assignment):
-            pass
-
-
-def _submitted(gb: Any, assignment: str, students: list[str]) -> Iterator[tuple[str, Any]]:
-    """(student, gradebook submission) for each student the gradebook has one for."""
-    from nbgrader.api import MissingEntry
-
-    for student in students:
-        try:
-            yield student, gb.find_submission(assignment, student)
-        except MissingEntry:
-            continue
-
-
-def _scores(root: Path, assignment: str, students: list[str]) -> dict[str, Outcome]:
-    found = {}
-    with _gradebook(root) as gb:
-        for student, sub in _submitted(gb, assignment, students):
-            questions = {g.name: float(g.score) for nb in sub.notebooks for g in nb.grades}
-            found[student] = Outcome(
-                student, True, float(sub.score), float(sub.max_score), questions
-            )
-    return found
+def _released(root: Path, assignment: str) -> dict[str, Any]:
+    """:func:`release_notebooks`, nbgrader asked (under the gradebook lock) only where
+    ``exercises/`` does not hold them."""
+    if any((root / RELEASE / assignment).glob("*.ipynb")):
+        return release_notebooks(root, None, assignment)
+    with gradebook_lock(root), nbgrader_api(root) as api:
+        return release_notebooks(root, api, assignment)
 
 
 def release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
@@ -167,7 +68,7 @@ def release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
     folder = root / RELEASE / assignment
     if any(folder.glob("*.ipynb")):
         return {p.name: nbformat.read(p, 4) for p in sorted(folder.glob("*.ipynb"))}
-    with _generated(api, assignment) as made:
+    with generated(api, assignment) as made:
         return {p.name: nbformat.read(p, 4) for p in sorted(made.glob("*.ipynb"))}
 
 
@@ -223,7 +124,6 @@ def grade_class(
             return grade_class(root, assignment, csv_path, progress=progress, pool=own)
         finally:
             own.close()
-    _check_database(root)
     journal = Journal(root, assignment)
     _log(
         root,
@@ -237,23 +137,25 @@ def grade_class(
             "students": len(students),
         },
     )
-    with _gradebook_lock(root), nbgrader_api(root) as api:
-        _register(api, root, assignment)
-        released = release_notebooks(root, api, assignment)
+    released = _released(root, assignment)
     log = VerdictLog(csv_path, assignment, released, edition(next(iter(released.values()))))
+    recorder = Recorder(root, assignment)  # the gradebook is written while the judging goes on
     try:
-        results = _judge_all(root, assignment, students, released, pool, journal, progress, log)
+        results = _judge_all(
+            root, assignment, students, released, pool, journal, progress, log, recorder.add
+        )
         problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
-        with _gradebook_lock(root), _warnings_to_log(root, assignment):
-            record(root, assignment, students, results, problems)
-            journal.end()
-            graded = _scores(root, assignment, students)
+        graded, unrecorded = recorder.finish(students)
+        problems.update(unrecorded)
+        journal.end()
         log.end()
     finally:
+        recorder.close()
         log.close()
     outcomes = []
     for student in students:
-        outcome = graded.get(student, Outcome(student, False))
+        outcome = Outcome(student, True, *graded[student]) if student in graded else None
+        outcome = outcome or Outcome(student, False)
         if student in problems:  # whatever the gradebook holds for it is not a grade
             outcome = Outcome(student, False, 0.0, outcome.max_score, {}, problems[student])
         outcome.notes = list(results[student]["notes"])
@@ -271,9 +173,11 @@ def _judge_all(
     journal: Journal,
     progress: TextIO,
     log: VerdictLog,
+    recorded: Callable[[dict[str, Any]], None],
 ) -> dict[str, dict[str, Any]]:
     """Every student's verdicts: kept in the journal from a run cut short, or judged by the
-    pool now (each kept in the journal and the verdict log as it arrives)."""
+    pool now (each kept in the journal and the verdict log, and ``recorded``, as it
+    arrives)."""
     results: dict[str, dict[str, Any]] = {}
     todo = []
     own = own_variants(root, released)
@@ -286,12 +190,14 @@ def _judge_all(
         else:
             results[student] = kept
             log.add(kept, job.variants)
+            recorded(kept)
     variants = {job.student: job.variants for job in todo}
     bar = _bar(progress, assignment, len(students), len(results))
     try:
         for result in pool.run(todo, released, journal.secret) if todo else ():
             journal.add(result)
             log.add(result, variants.get(result["student"]))
+            recorded(result)
             results[result["student"]] = result
             bar.set_postfix_str(result["student"], refresh=False)
             bar.update(1)
@@ -314,21 +220,6 @@ def _bar(out: TextIO, assignment: str, total: int, done: int) -> Any:
         dynamic_ncols=True,
         disable=None if out.isatty() else False,
     )
-
-
-@contextlib.contextmanager
-def _warnings_to_log(root: Path, assignment: str) -> Iterator[None]:
-    """nbgrader's own warnings (SQLAlchemy's SAWarning as it writes the gradebook) go to
-    :data:`WARNINGS_LOG` in the course root, not to the terminal: they are nbgrader's, not
-    the class's."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield
-    if caught:
-        seen = sorted({f"{w.category.__name__}: {str(w.message)[:300]}" for w in caught})
-        when = datetime.datetime.now().isoformat(timespec="seconds")
-        with open(root / WARNINGS_LOG, "a", encoding="utf-8") as f:
-            f.writelines(f"{when} {assignment}: {line}\n" for line in seen)
 
 
 def _write_csv(path: Path, outcomes: list[Outcome]) -> None:

@@ -19,12 +19,15 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
 from ..course._course import nbgrader_api, nbgrader_errors
+from ._gradebook import check_database, gradebook_lock, register, scores, warnings_to_log
 
 
 def _verdict_table(
@@ -79,6 +82,96 @@ def _preprocessors(verdicts_file: Path) -> dict[str, Any]:
     }
 
 
+class Recorder:
+    """The gradebook's side of a grading run, on a thread of its own, while the judging
+    goes on: it checks where the gradebook is, registers the assignment, then writes each
+    student's verdicts as the referee gives them (:meth:`add`), through one connection.
+    It holds the gradebook lock throughout: one run at a time writes.
+
+    :meth:`finish` waits for the last student and gives the scores read back and the
+    students nbgrader could not record. An error of the gradebook's (a server without a
+    course id, a broken source notebook) stops the run at the next :meth:`add`: what was
+    judged is in the journal, and the next run records it without judging it again.
+    """
+
+    def __init__(self, root: Path, assignment: str) -> None:
+        self.root, self.assignment = root, assignment
+        self.problems: dict[str, str] = {}  # the students nbgrader could not record
+        self.scores: dict[str, tuple] = {}
+        self._queue: queue.Queue = queue.Queue()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="gather-course-gradebook")
+        self._thread.start()
+
+    def add(self, result: dict[str, Any]) -> None:
+        """Record one student's result (``judge_student``'s); raises the recorder's error."""
+        self._raise()
+        self._queue.put(result)
+
+    def finish(self, students: list[str]) -> tuple[dict[str, tuple], dict[str, str]]:
+        """Wait until every result is recorded; then the scores of ``students`` and
+        nbgrader's problems."""
+        self._queue.put(list(students))
+        self._thread.join()
+        self._raise()
+        return self.scores, self.problems
+
+    def close(self) -> None:
+        """Stop (after what was added is recorded): a run that stops early."""
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+
+    def _raise(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def _run(self) -> None:
+        try:
+            with (
+                gradebook_lock(self.root),
+                warnings_to_log(self.root, self.assignment),
+                tempfile.TemporaryDirectory(prefix="gather-course-verdicts-") as tmp,
+            ):
+                check_database(self.root)
+                with nbgrader_api(self.root) as api:
+                    register(api, self.root, self.assignment)
+                self._record_all(Path(tmp) / "verdicts.json")
+        except BaseException as exc:  # noqa: BLE001 - handed to the judging's thread
+            self._error = exc
+
+    def _record_all(self, path: Path) -> None:
+        from .nbgrader_plugins import one_gradebook
+
+        with (
+            nbgrader_api(self.root, **_preprocessors(path)) as api,
+            one_gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb,
+        ):
+            autograde = _autograde_class()
+            while (item := self._queue.get()) is not None:
+                if isinstance(item, list):  # the end: the class's students
+                    self.scores = scores(gb, self.assignment, item)
+                    return
+                self._record(api, gb, autograde, path, item)
+
+    def _record(self, api: Any, gb: Any, autograde: type, path: Path, result: dict) -> None:
+        """One student: nbgrader's autograde with their verdicts (no execution)."""
+        from nbgrader.utils import capture_log, temp_attrs
+
+        student, problem = result["student"], result["problem"]
+        table = _verdict_table([student], {student: result}, {student: problem} if problem else {})
+        path.write_text(json.dumps(table), encoding="utf-8")
+        with temp_attrs(api.coursedir, assignment_id=self.assignment, student_id=student):
+            app = autograde(coursedir=api.coursedir, parent=api)
+            app.force, app.create_student = True, True
+            done = capture_log(app)
+        gb.db.remove()  # this student's rows leave the session (it stays open)
+        if not done["success"] and not problem:
+            self.problems[student] = problem = nbgrader_errors(done)
+        if problem:
+            _flag_for_manual_grading(gb, self.assignment, student)
+
+
 def record(
     root: Path,
     assignment: str,
@@ -86,31 +179,15 @@ def record(
     results: dict[str, dict[str, Any]],
     problems: dict[str, str],
 ) -> None:
-    """Write the verdicts into the gradebook and ``autograded/`` (nbgrader's autograde, no
-    execution). A student nbgrader cannot record gets a problem in ``problems``; every
-    student with a problem is flagged for manual grading."""
-    from nbgrader.utils import capture_log, temp_attrs
-
-    from .nbgrader_plugins import one_gradebook
-
-    with tempfile.TemporaryDirectory(prefix="gather-course-verdicts-") as tmp:
-        path = Path(tmp) / "verdicts.json"
-        path.write_text(json.dumps(_verdict_table(students, results, problems)), "utf-8")
-        with (
-            nbgrader_api(root, **_preprocessors(path)) as api,
-            one_gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb,
-        ):
-            autograde = _autograde_class()
-            for student in students:
-                with temp_attrs(api.coursedir, assignment_id=assignment, student_id=student):
-                    app = autograde(coursedir=api.coursedir, parent=api)
-                    app.force, app.create_student = True, True
-                    done = capture_log(app)
-                gb.db.remove()  # this student's rows leave the session (it stays open)
-                if not done["success"] and student not in problems:
-                    problems[student] = nbgrader_errors(done)
-            for student in [s for s in problems if s in students]:
-                _flag_for_manual_grading(gb, assignment, student)
+    """Write the verdicts of ``students`` (``results``; ``problems``: those not graded) at
+    once: the :class:`Recorder`'s steps. nbgrader's own failures are added to ``problems``."""
+    recorder = Recorder(root, assignment)
+    try:
+        for student in students:
+            recorder.add({**results[student], "problem": problems.get(student, "")})
+        problems.update(recorder.finish(students)[1])
+    finally:
+        recorder.close()
 
 
 def _flag_for_manual_grading(gb: Any, assignment: str, student: str) -> None:
