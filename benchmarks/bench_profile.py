@@ -131,6 +131,7 @@ def _instrument(rec: _Recorder) -> None:
         _grade,
         _jobdata,
         _journal,
+        _record,
         _referee,
         _sandbox,
         _timing,
@@ -195,8 +196,9 @@ def _instrument(rec: _Recorder) -> None:
     _pools.baselines = in_startup
     rec.wrap(_classjob, "self_test", "start-up: self-test and baselines")
     rec.wrap(_referee.Referee, "baseline", "start-up: self-test and baselines")
-    for name in ("_register", "release_notebooks", "_check_database"):
-        rec.wrap(_grade, name, "start-up: gradebook registration")
+    rec.wrap(_grade, "release_notebooks", "start-up: gradebook registration")
+    for name in ("register", "check_database"):
+        rec.wrap(_record, name, "start-up: gradebook registration")
     rec.wrap(_grade, "student_job", "reading the submissions")
     rec.wrap(_journal.Journal, "done", "reading the submissions")
     rec.wrap(nbformat, "reads", "reading the notebook")
@@ -210,15 +212,15 @@ def _instrument(rec: _Recorder) -> None:
     rec.wrap(steps, "judge_case", "loop spec and comparison")
     rec.wrap(_referee.Referee, "judge", "judging, the rest")
     rec.wrap(_timing, "_large_answer", "timing: the large result")
-    rec.wrap(_grade, "record", "gradebook: nbgrader autograde")
-    recorded = _grade.record
+    rec.wrap(_record.Recorder, "_record", "gradebook: nbgrader autograde")
+    rec.wrap(_record, "scores", "journal, logs, CSV")
+    finish = _record.Recorder.finish
 
-    def record(*args, **kwargs):
-        rec.events["gradebook"] = time.perf_counter() - _START
-        return recorded(*args, **kwargs)
+    def finished(*args, **kwargs):
+        rec.events["last verdict"] = time.perf_counter() - _START
+        return finish(*args, **kwargs)
 
-    _grade.record = record
-    rec.wrap(_grade, "_scores", "journal, logs, CSV")
+    _record.Recorder.finish = finished
     rec.wrap(_grade, "_write_csv", "journal, logs, CSV")
     rec.wrap(_journal.Journal, "add", "journal, logs, CSV")
     rec.wrap(_journal.Journal, "end", "journal, logs, CSV")
@@ -298,8 +300,8 @@ def _table(data: dict, wall: float, args: argparse.Namespace, where: str, full: 
     )
     print(
         f"events (s from the start): pool opened {ev.get('pool opened', 0):.1f}, "
-        f"first submission {ev.get('first submission', 0):.1f}, gradebook "
-        f"{ev.get('gradebook', 0):.1f}, end {ev.get('end', 0):.1f}\n"
+        f"first submission {ev.get('first submission', 0):.1f}, last verdict "
+        f"{ev.get('last verdict', 0):.1f}, end {ev.get('end', 0):.1f}\n"
     )
     print("| part | what it covers | core-s, class | core-s per submission | share |")
     print("|---|---|---:|---:|---:|")
