@@ -79,6 +79,9 @@ def _preprocessors(verdicts_file: Path) -> dict[str, Any]:
             p.AssignLatePenaltiesOnce,
         ],
         "RefereeVerdicts.verdicts_file": str(verdicts_file),
+        # the notebook is validated once per pass, not after every preprocessor (nbconvert's
+        # own option): a notebook that is not valid is refused all the same
+        "Exporter.optimistic_validation": True,
     }
 
 
