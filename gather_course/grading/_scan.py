@@ -10,6 +10,7 @@ cannot be checked this way, so a question with such a constraint refuses it.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 
 from .._answer_api import BANK_NAMES, PUBLIC, PUBLIC_MODULES
@@ -75,14 +76,21 @@ class Finding:
 
 
 def _parse(cells: list[str]) -> list[tuple[int, ast.stmt]]:
-    found = []
+    return list(_parsed(tuple(cells)))
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed(cells: tuple[str, ...]) -> tuple[tuple[int, ast.stmt], ...]:
+    """The cells' statements, parsed once per submission (each question's scans and
+    constraints ask again; nothing here changes a tree)."""
+    found: list[tuple[int, ast.stmt]] = []
     for n, source in enumerate(cells, start=1):
         try:
             tree = ast.parse(source)
         except SyntaxError:
             continue  # the worker reports it; nothing runs from it
         found += [(n, stmt) for stmt in tree.body]
-    return found
+    return tuple(found)
 
 
 def _bound(node: ast.AST) -> set[str]:

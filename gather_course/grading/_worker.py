@@ -28,6 +28,7 @@ in the file system.
 from __future__ import annotations
 
 import fcntl
+import io
 import os
 import select
 import signal
@@ -388,9 +389,15 @@ def _template(control: socket.socket, ready_w: int) -> None:
     warm = torch.ones(2, 3, requires_grad=True)  # autograd's one-time set-up (about 0.3 s)
     torch.log_softmax(warm, -1).gather(1, torch.zeros(2, 1, dtype=torch.long)).sum().backward()
     del warm
-    # What torch imports on a first call, paid here once instead of in every job process:
-    # unravel_index imports sympy (about 0.3 s of CPU, measured by benchmarks/bench_profile.py)
+    # What torch does on a first call, paid here once instead of in every job process:
+    # unravel_index imports sympy (0.3 s of CPU), and the first torch.load and torch.save
+    # set themselves up (3 ms of a job's 10; benchmarks/bench_profile.py measures jobs)
     torch.unravel_index(torch.tensor([3]), (2, 3))
+    kinds = [torch.zeros(2, 3), torch.zeros(2, dtype=torch.long), torch.zeros(1, dtype=torch.bool)]
+    saved = io.BytesIO()
+    torch.save([{"inputs": [*kinds, 1, 1.5, True, None, (1, 2)], "after": True}], saved)
+    torch.load(io.BytesIO(saved.getvalue()), weights_only=True)
+    del kinds, saved
     _prctl(_PR_SET_DUMPABLE, 0)
     supervisor = os.getppid()
     os.write(ready_w, b"R")
