@@ -102,6 +102,8 @@ INSTRUCTOR_MODULES = {
     "grading/_journal.py",
     "grading/_pools.py",
     "grading/_grade.py",
+    "grading/_gradebook.py",
+    "grading/_record.py",
     "grading/_sandbox.py",
     "grading/_failures.py",
     "grading/_scan.py",
