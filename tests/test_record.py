@@ -219,3 +219,24 @@ def test_the_metadata_check_runs_once_per_kind_of_notebook_and_still_refuses():
         check.preprocess(bad, {})
     with pytest.raises(ValidationError):  # refused again: a failure is never remembered
         check.preprocess(bad, {})
+
+
+def test_a_run_stopped_while_another_holds_the_gradebook_does_not_wait_for_it(tmp_path):
+    import threading
+
+    from gather_course.grading._gradebook import gradebook_lock
+    from gather_course.grading._record import Recorder
+
+    root = _class(tmp_path / "course")
+    results, _problems = _results()
+    with gradebook_lock(root):  # another grading run is writing
+        recorder = Recorder(root, "basics")
+        recorder.add({**results["ada"], "problem": ""})
+        closing = threading.Thread(target=recorder.close)  # Ctrl+C: the run stops
+        closing.start()
+        closing.join(timeout=60)
+        assert not closing.is_alive()  # it did not wait for the other run
+        assert recorder._thread.is_alive()  # (its writer is still waiting for the lock)
+    recorder._thread.join(timeout=120)  # once the lock is free, it records what it had
+    with nbgrader_api(root) as api, api.gradebook as gb:
+        assert gb.find_submission("basics", "ada").score > 0

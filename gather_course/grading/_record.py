@@ -6,11 +6,13 @@ running the notebook (:class:`.nbgrader_plugins.RefereeVerdicts`): the gradebook
 
 What is left out is only what nbgrader repeats. Stock, it opens the gradebook about nine
 times per student (each step of its set-up and each of four preprocessors makes its own
-connection and checks every table), and checks the cell metadata a second time after
-preprocessors that change none: 0.11 s of CPU per student, more than the rest of grading
-in the instructor's process (docs/benchmarks.md, issue 40). Here every student is written
-through one connection (:func:`.nbgrader_plugins.one_gradebook`), and the metadata is
-checked once, when the submission is sanitised. ``tests/test_record.py`` compares what
+connection and checks every table), checks the cell metadata a second time after
+preprocessors that change none, and validates the notebook after every preprocessor: 0.11 s
+of CPU per student, more than the rest of grading in the instructor's process
+(docs/benchmarks.md, issue 40). Here every student is written through one connection
+(:func:`.nbgrader_plugins.one_gradebook`), the metadata is checked once per kind of
+notebook, the notebook validated once per pass, and all of it on a thread of its own while
+the judging goes on (:class:`Recorder`). ``tests/test_record.py`` compares what
 is written with stock ``nbgrader autograde``'s, row by row and notebook by notebook, and
 guards the nbgrader steps mirrored here against a change of nbgrader.
 """
@@ -103,7 +105,10 @@ class Recorder:
         self.scores: dict[str, tuple] = {}
         self._queue: queue.Queue = queue.Queue()
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, name="gather-course-gradebook")
+        self._writing = False  # the gradebook lock is ours (another run may hold it)
+        self._thread = threading.Thread(
+            target=self._run, name="gather-course-gradebook", daemon=True
+        )
         self._thread.start()
 
     def add(self, result: dict[str, Any]) -> None:
@@ -120,10 +125,12 @@ class Recorder:
         return self.scores, self.problems
 
     def close(self) -> None:
-        """Stop (after what was added is recorded): a run that stops early."""
+        """Stop: a run that stops early. What was added is recorded first, unless another
+        run still holds the gradebook (then nothing was written, and the journal keeps it)."""
         if self._thread.is_alive():
             self._queue.put(None)
-            self._thread.join()
+            if self._writing:
+                self._thread.join()
 
     def _raise(self) -> None:
         if self._error is not None:
@@ -136,6 +143,7 @@ class Recorder:
                 warnings_to_log(self.root, self.assignment),
                 tempfile.TemporaryDirectory(prefix="gather-course-verdicts-") as tmp,
             ):
+                self._writing = True
                 check_database(self.root)
                 with nbgrader_api(self.root) as api:
                     register(api, self.root, self.assignment)
