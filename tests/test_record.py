@@ -3,8 +3,9 @@ connection (grading._record) is what stock `nbgrader autograde` writes with the 
 
 Two copies of one class, with a late submission, an extra file, a wrong answer, a submission
 that was not graded and one whose notebook is missing: one recorded the stock way (every
-nbgrader step opening its own connection, the metadata checked twice), one by ``record``.
-Every gradebook row that autograde writes and every file of ``autograded/`` must match.
+nbgrader step opening its own connection, the metadata checked twice), one by the
+``Recorder`` that `gather-course grade` runs. Every gradebook row that autograde writes
+and every file of ``autograded/`` must match.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from nbgrader.api import MissingEntry
 
 from gather_course.course._course import nbgrader_api, nbgrader_errors
 from gather_course.grading._gradebook import register as _register
-from gather_course.grading._record import record
+from gather_course.grading._record import Recorder
 from gather_course.grading._submission import graded_cells
 from tests.helpers import ROOT
 
@@ -90,13 +91,14 @@ def _stock(root: Path, results: dict, problems: dict) -> dict:
         SaveAutoGrades,
     )
 
-    from gather_course.grading._record import _verdict_table
+    from gather_course.grading._record import _verdicts
     from gather_course.grading.nbgrader_plugins import RefereeVerdicts
 
     problems = dict(problems)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "verdicts.json"
-        path.write_text(json.dumps(_verdict_table(STUDENTS, results, problems)))
+        table = {s: _verdicts(results[s], problems.get(s, "")) for s in STUDENTS}
+        path.write_text(json.dumps(table))
         overrides = {
             "Autograde.autograde_preprocessors": [
                 RefereeVerdicts,
@@ -169,7 +171,13 @@ def both(tmp_path_factory):
     stock_problems = _stock(stock_root, results, problems)
     ours_root = _class(tmp_path_factory.mktemp("ours") / "course")
     ours_problems = dict(problems)
-    record(ours_root, "basics", STUDENTS, results, ours_problems)
+    recorder = Recorder(ours_root, "basics")  # as grading gives it each student's result
+    try:
+        for student in STUDENTS:
+            recorder.add({**results[student], "problem": problems.get(student, "")})
+        ours_problems.update(recorder.finish(STUDENTS)[1])
+    finally:
+        recorder.close()
     return _written(stock_root), stock_problems, _written(ours_root), ours_problems
 
 
@@ -225,7 +233,6 @@ def test_a_run_stopped_while_another_holds_the_gradebook_does_not_wait_for_it(tm
     import threading
 
     from gather_course.grading._gradebook import gradebook_lock
-    from gather_course.grading._record import Recorder
 
     root = _class(tmp_path / "course")
     results, _problems = _results()

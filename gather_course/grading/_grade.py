@@ -154,8 +154,11 @@ def grade_class(
         log.close()
     outcomes = []
     for student in students:
-        outcome = Outcome(student, True, *graded[student]) if student in graded else None
-        outcome = outcome or Outcome(student, False)
+        outcome = (
+            Outcome(student, True, *graded[student])
+            if student in graded
+            else Outcome(student, False)
+        )
         if student in problems:  # whatever the gradebook holds for it is not a grade
             outcome = Outcome(student, False, 0.0, outcome.max_score, {}, problems[student])
         outcome.notes = list(results[student]["notes"])

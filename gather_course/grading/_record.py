@@ -32,23 +32,17 @@ from ..course._course import nbgrader_api, nbgrader_errors
 from ._gradebook import check_database, gradebook_lock, register, scores, warnings_to_log
 
 
-def _verdict_table(
-    students: list[str], results: dict[str, dict[str, Any]], problems: dict[str, str]
-) -> dict[str, dict[str, dict[str, Any]]]:
-    """{student: {grade_id: {passed, message}}} as RefereeVerdicts reads it (a submission
-    that was not graded: ``__all__``, failed with the reason, for every test cell)."""
-    table: dict[str, dict[str, dict[str, Any]]] = {}
-    for student in students:
-        extra = "".join(f"\nNote: {n}" for n in results[student]["notes"])
-        if student in problems:
-            message = f"NOT GRADED: {problems[student]}"
-            table[student] = {"__all__": {"passed": False, "message": message}}
-        else:
-            table[student] = {
-                gid: {"passed": bool(v["passed"]), "message": str(v["message"]) + extra}
-                for gid, v in results[student]["verdicts"].items()
-            }
-    return table
+def _verdicts(result: dict[str, Any], problem: str) -> dict[str, dict[str, Any]]:
+    """One student's {grade_id: {passed, message}} as RefereeVerdicts reads it (a
+    submission that was not graded: ``__all__``, failed with the reason, for every test
+    cell)."""
+    if problem:
+        return {"__all__": {"passed": False, "message": f"NOT GRADED: {problem}"}}
+    extra = "".join(f"\nNote: {n}" for n in result["notes"])
+    return {
+        gid: {"passed": bool(v["passed"]), "message": str(v["message"]) + extra}
+        for gid, v in result["verdicts"].items()
+    }
 
 
 def _preprocessors(verdicts_file: Path) -> dict[str, Any]:
@@ -170,8 +164,7 @@ class Recorder:
         from nbgrader.utils import capture_log, temp_attrs
 
         student, problem = result["student"], result["problem"]
-        table = _verdict_table([student], {student: result}, {student: problem} if problem else {})
-        path.write_text(json.dumps(table), encoding="utf-8")
+        path.write_text(json.dumps({student: _verdicts(result, problem)}), encoding="utf-8")
         with temp_attrs(api.coursedir, assignment_id=self.assignment, student_id=student):
             app = autograde(coursedir=api.coursedir, parent=api)
             app.force, app.create_student = True, True
@@ -181,24 +174,6 @@ class Recorder:
             self.problems[student] = problem = nbgrader_errors(done)
         if problem:
             _flag_for_manual_grading(gb, self.assignment, student)
-
-
-def record(
-    root: Path,
-    assignment: str,
-    students: list[str],
-    results: dict[str, dict[str, Any]],
-    problems: dict[str, str],
-) -> None:
-    """Write the verdicts of ``students`` (``results``; ``problems``: those not graded) at
-    once: the :class:`Recorder`'s steps. nbgrader's own failures are added to ``problems``."""
-    recorder = Recorder(root, assignment)
-    try:
-        for student in students:
-            recorder.add({**results[student], "problem": problems.get(student, "")})
-        problems.update(recorder.finish(students)[1])
-    finally:
-        recorder.close()
 
 
 def _flag_for_manual_grading(gb: Any, assignment: str, student: str) -> None:
@@ -231,7 +206,6 @@ def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
     the submission's own files copied, the student and the submission (with its timestamp)
     in the gradebook, the source's other files copied over, unknown notebooks skipped and
     missing ones scored 0."""
-    from nbgrader import utils
     from nbgrader.api import MissingEntry
     from nbgrader.converters import Autograde
     from nbgrader.converters.base import NbGraderException
@@ -248,7 +222,7 @@ def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
         except MissingEntry:
             raise NbGraderException(f"No student with ID '{student_id}' exists") from None
     try:
-        gb.find_assignment(assignment_id)
+        assignment = gb.find_assignment(assignment_id)
     except MissingEntry:
         raise NbGraderException(f"No assignment with ID '{assignment_id}' exists") from None
     timestamp = app.coursedir.get_existing_timestamp(app._format_source(assignment_id, student_id))
@@ -256,7 +230,7 @@ def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
         gb.update_or_create_submission(assignment_id, student_id, timestamp=timestamp)
     else:
         gb.update_or_create_submission(assignment_id, student_id)
-    _copy_source_files(app, assignment_id, student_id, utils)
+    _copy_source_files(app, assignment_id, student_id)
     notebooks = []
     for notebook in app.notebooks:
         try:
@@ -270,10 +244,10 @@ def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
         raise NbGraderException(
             "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
         )
-    for notebook in gb.find_assignment(assignment_id).notebooks:
-        submitted = app.coursedir.format_path(
-            app.coursedir.submitted_directory, student_id, assignment_id
-        )
+    submitted = app.coursedir.format_path(
+        app.coursedir.submitted_directory, student_id, assignment_id
+    )
+    for notebook in assignment.notebooks:
         if not os.path.exists(os.path.join(submitted, f"{notebook.name}.ipynb")):
             app.log.warning("No submitted file: %s", notebook.name)
             found = gb.find_submission_notebook(notebook.name, assignment_id, student_id)
@@ -282,8 +256,10 @@ def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
             gb.db.commit()
 
 
-def _copy_source_files(app: Any, assignment_id: str, student_id: str, utils: Any) -> None:
+def _copy_source_files(app: Any, assignment_id: str, student_id: str) -> None:
     """The source folder's other files over the submission's (but those the config keeps)."""
+    from nbgrader import utils
+
     dest_path = app._format_dest(assignment_id, student_id)
     source_path = app.coursedir.format_path(app.coursedir.source_directory, ".", assignment_id)
     found = set(utils.find_all_files(source_path, app.coursedir.ignore + ["*.ipynb"]))

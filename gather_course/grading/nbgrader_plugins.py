@@ -129,7 +129,7 @@ def _ids(pp: Any, resources: dict) -> Any:
     info = resources["nbgrader"]
     pp.notebook_id, pp.assignment_id = info["notebook"], info["assignment"]
     pp.student_id, pp.db_url = info.get("student"), info["db_url"]
-    return _OPEN.get(info["db_url"])
+    return open_gradebook(info["db_url"])
 
 
 class OverwriteKernelspecOnce(OverwriteKernelspec):
