@@ -34,3 +34,12 @@ c.GenerateFeedback.preprocessors = [
     "nbgrader.preprocessors.ClearHiddenTests",
     "nbconvert.preprocessors.CSSHTMLHeaderPreprocessor",
 ]
+
+# The exchange (docs/jupyterhub.md): its folders closed so that each student reaches only their
+# own work; collecting refuses a submission in another student's name, follows no link, and
+# keeps a receipt of when the exchange received each one, the time grading uses (a student
+# writes timestamp.txt and the folder's name, and can set both). The students' own config names
+# gather_course.grading.exchange.Submit.
+c.ExchangeFactory.release_assignment = "gather_course.grading.exchange.ReleaseAssignment"
+c.ExchangeFactory.collect = "gather_course.grading.exchange.Collect"
+c.ExchangeFactory.release_feedback = "gather_course.grading.exchange.ReleaseFeedback"

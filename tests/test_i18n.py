@@ -114,6 +114,9 @@ INSTRUCTOR_MODULES = {
     "grading/_procs.py",
     "grading/_wipe.py",
     "grading/nbgrader_plugins.py",
+    "grading/_inbound.py",
+    "grading/_private.py",
+    "grading/_receipts.py",
     "cli/_instructor.py",
     "course/_execute.py",
     "course/_messages.py",
@@ -127,6 +130,7 @@ INSTRUCTOR_MODULES = {
 LEARNER_FUNCTIONS = {
     "cli/__init__.py": set(),  # main: argparse's own errors; every command is in a module below
     "course/_course.py": {"notebook_file"},
+    "grading/exchange.py": {"_close_to_classmates"},  # Submit's: in the student's server
 }
 PROSE = re.compile(r"[A-Za-z]+ [A-Za-z]+ [A-Za-z]+")  # three words in a row: a sentence
 _COLAB_EN = (

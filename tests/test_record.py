@@ -22,6 +22,8 @@ from nbgrader.api import MissingEntry
 
 from gather_course.course._course import nbgrader_api, nbgrader_errors
 from gather_course.grading._gradebook import register as _register
+from gather_course.grading._inbound import read_folder
+from gather_course.grading._receipts import Decision, Receipt, append, submission_times
 from gather_course.grading._record import Recorder
 from gather_course.grading._submission import graded_cells
 from tests.helpers import ROOT
@@ -171,7 +173,9 @@ def both(tmp_path_factory):
     stock_problems = _stock(stock_root, results, problems)
     ours_root = _class(tmp_path_factory.mktemp("ours") / "course")
     ours_problems = dict(problems)
-    recorder = Recorder(ours_root, "basics")  # as grading gives it each student's result
+    # as grading gives it each student's result, with the times grading takes (no receipt
+    # here: the students' claims, which is what stock nbgrader reads)
+    recorder = Recorder(ours_root, "basics", submission_times(ours_root, "basics", STUDENTS))
     try:
         for student in STUDENTS:
             recorder.add({**results[student], "problem": problems.get(student, "")})
@@ -190,6 +194,47 @@ def test_the_gradebook_rows_are_stock_nbgraders(both):
     assert late["seconds_late"] > 0 and late["notebooks"]["basics"]["late_penalty"] > 0
     scores = {s: stock["rows"][s]["score"] for s in STUDENTS if stock["rows"][s]}
     assert scores["ada"] > scores["cy"] > 0 and scores["dee"] == 0  # and so on
+
+
+def test_the_gradebook_takes_the_time_the_exchange_received_not_the_claim(tmp_path):
+    """ada claims 2 h before the due date and was received 30 h after it; bo claims 30 h
+    after and was received 1 h before: the gradebook has the received times, and nbgrader's
+    late penalty (zero) follows them."""
+    root = _class(tmp_path / "course")
+    results, _problems = _results()
+    received = {"ada": DUE + datetime.timedelta(hours=30), "bo": DUE - datetime.timedelta(hours=1)}
+    append(
+        root,
+        "basics",
+        [
+            Receipt(
+                student=s,
+                folder=f"{s}+basics+x",
+                owner=s,
+                decision=Decision.COLLECTED,
+                received=when.replace(tzinfo=datetime.timezone.utc).isoformat(),
+                first_received=when.replace(tzinfo=datetime.timezone.utc).isoformat(),
+                digest=read_folder(root / "submitted" / s / "basics").digest,
+            )
+            for s, when in received.items()
+        ],
+    )
+    times = submission_times(root, "basics", ["ada", "bo", "cy"])
+    assert times["ada"].claim_early_by > datetime.timedelta(hours=31)  # flagged
+    assert times["bo"].claim_early_by is None and times["cy"].source.value == "claimed"
+    recorder = Recorder(root, "basics", times)
+    try:
+        for student in ("ada", "bo", "cy"):
+            recorder.add({**results[student], "problem": ""})
+        found, _ = recorder.finish(["ada", "bo", "cy"])
+    finally:
+        recorder.close()
+    rows = _written(root)["rows"]
+    assert rows["ada"]["timestamp"] == received["ada"] and rows["bo"]["timestamp"] == received["bo"]
+    assert found["ada"].seconds_late == 30 * 3600 and found["ada"].score == 0  # zero penalty
+    assert found["ada"].late_penalty == found["ada"].raw > 0
+    assert found["bo"].seconds_late == 0 and found["bo"].score == found["bo"].raw > 0
+    assert found["cy"].seconds_late == 0  # its claim: 2 h early, no receipt
 
 
 def test_the_autograded_files_are_stock_nbgraders(both):

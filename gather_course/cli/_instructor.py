@@ -216,6 +216,8 @@ def _release(args: argparse.Namespace) -> int:
                 "a class release takes --class-seed SEED and --to DIR together (and no --out)."
             )
         roster = read_roster(Path(args.roster)) if args.roster else None
+        if Path(args.to).is_dir() and (Path(args.to) / "class.json").is_file():
+            _say_closed(Path(args.to).resolve())  # (a new one is made closed)
         info = release_class(root, args.class_seed, Path(args.to), roster)
         kinds = {
             assignment: len({json.dumps(v, sort_keys=True) for v in table.values()})
@@ -243,6 +245,7 @@ def _grade(args: argparse.Namespace) -> int:
     root = course_root(args.course)
     for assignment in args.assignment:  # every argument checked before grading
         known_assignment(root, assignment)
+    _say_closed(root)
     if args.csv and len(args.assignment) > 1:
         raise GatherCourseError(
             "--csv takes one assignment; leave it out to write grades-ASSIGNMENT.csv for each."
@@ -274,7 +277,7 @@ def _grade(args: argparse.Namespace) -> int:
         print(pool.describe(), flush=True)
         for assignment in args.assignment:
             outcomes = grade_class(root, assignment, targets[assignment], pool=pool)
-            _report(assignment, outcomes, targets[assignment])
+            _report(root, assignment, outcomes, targets[assignment])
             if args.report:
                 _print_report(targets[assignment])
     finally:
@@ -303,8 +306,18 @@ def _report_command(args: argparse.Namespace) -> int:
     target = csv_target(
         root, Path(args.csv) if args.csv else root / f"grades-{args.assignment}.csv"
     )
+    _say_closed(root)
     _print_report(target)
     return 0
+
+
+def _say_closed(folder: Path) -> None:
+    """Close a class's folder to other users, and say so where it was open."""
+    from ..grading._private import close_course
+
+    line = close_course(folder)
+    if line:
+        print(f"gather-course: {line}", file=sys.stderr, flush=True)
 
 
 def _print_report(csv_path: Path) -> None:
@@ -384,14 +397,23 @@ def _similar(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report(assignment: str, outcomes: list, csv_path: Path) -> None:
+def _report(root: Path, assignment: str, outcomes: list, csv_path: Path) -> None:
+    from ..grading._receipts import SubmissionTime, TimeSource, duration, refused, time_note
+
     for o in outcomes:
-        if o.graded:
-            print(f"{o.student:20} {o.score:g}/{o.max_score:g}")
+        if o.graded and o.late_penalty:
+            print(
+                f"{o.student:20} {o.score:g}/{o.max_score:g} ({o.score + o.late_penalty:g} "
+                f"before a late penalty of {o.late_penalty:g}: {duration(o.seconds_late)} late)"
+            )
+        elif o.graded:
+            late = f" ({duration(o.seconds_late)} late, no penalty)" if o.seconds_late else ""
+            print(f"{o.student:20} {o.score:g}/{o.max_score:g}{late}")
         else:
             print(f"{o.student:20} NOT GRADED: {o.problem}")
-        for note in o.notes:
-            print(f"{'':20} note: {note}")
+        note = time_note(o.time) if o.time and o.time.source is TimeSource.RECEIVED else ""
+        for line in [*o.notes, *([note] if note else [])]:
+            print(f"{'':20} note: {line}")
     bad = [o.student for o in outcomes if not o.graded]
     print(
         f"\n{assignment}: {len(outcomes) - len(bad)} of {len(outcomes)} submissions graded; "
@@ -401,6 +423,20 @@ def _report(assignment: str, outcomes: list, csv_path: Path) -> None:
         print(
             f"Could not grade: {', '.join(bad)}. Open their notebooks (submitted/<student>/"
             f"{assignment}/) and grade them by hand; see docs/instructor-guide.md."
+        )
+    unproven = [  # (without a due date, a submission's time decides nothing)
+        o.student
+        for o in outcomes
+        if o.due is not None and o.time and o.time.source is TimeSource.CLAIMED
+    ]
+    if unproven:
+        why = time_note(SubmissionTime(None, TimeSource.CLAIMED))
+        shown = ", ".join(unproven[:10]) + (" ..." if len(unproven) > 10 else "")
+        print(f"Times not proven for {len(unproven)} ({shown}): {why}.")
+    for r in refused(root, assignment):
+        print(
+            f"Refused at collection: {r.folder} ({r.reason}); never graded as {r.student}'s. "
+            + (f"Its files are in {r.set_aside}." if r.set_aside else "")
         )
 
 

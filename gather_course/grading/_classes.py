@@ -33,6 +33,7 @@ from ..course._course import RELEASE, SOURCE, alembic_on_path, assignments, rele
 from ..questions import exercise
 from ..questions._classroom import class_key, roster_tag
 from ..questions._question import Question
+from ._private import close_course, groupshared, private_file
 from ._submission import OWN, graded_cells
 
 CLASS_FILE = "class.json"
@@ -272,6 +273,15 @@ def _default_roster(root: Path, target: Path) -> tuple[list[str], str]:
     )
 
 
+def _closed_folder(root: Path, target: Path) -> None:
+    """``target``, made (or kept) its instructor's alone: it will hold the class's key and
+    answers (the course's staff share it under nbgrader's ``groupshared``)."""
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.mkdir(mode=0o770 if groupshared(root) else 0o700)
+    close_course(target)
+
+
 def release_class(
     root: Path,
     seed: int,
@@ -307,7 +317,7 @@ def release_class(
         source = "--roster"
     key, preview = class_key(seed), roster[0]
     tags = [roster_tag(key, student) for student in roster]
-    target.mkdir(parents=True, exist_ok=True)
+    _closed_folder(root, target)
     shutil.rmtree(target / SOURCE, ignore_errors=True)
     (target / SOURCE).mkdir()
     shutil.copy2(root / "nbgrader_config.py", target / "nbgrader_config.py")
@@ -347,5 +357,6 @@ def release_class(
         "solver": SOLVER.as_posix() if solver else None,  # the copy report's, from the class folder
         "variants": variants,
     }
-    (target / CLASS_FILE).write_text(json.dumps(info, indent=1) + "\n", encoding="utf-8")
+    with open(target / CLASS_FILE, "w", encoding="utf-8", opener=private_file) as f:
+        f.write(json.dumps(info, indent=1) + "\n")
     return info

@@ -25,6 +25,8 @@ from ._classjob import student_job
 from ._gradebook import generated, gradebook_lock
 from ._journal import Journal
 from ._pools import open_pool
+from ._private import close_course, private_file
+from ._receipts import SubmissionTime, TimeSource, refused, submission_times, time_note
 from ._record import Recorder
 from ._verdict_log import VerdictLog
 
@@ -33,7 +35,9 @@ LOG = "grading-log.jsonl"  # the instructor's log, in the course root
 
 @dataclass
 class Outcome:
-    """One student's grading: the scores, or why the submission could not be graded."""
+    """One student's grading: the scores, or why the submission could not be graded.
+    ``score`` is after nbgrader's late penalty (``late_penalty`` points taken); ``time`` is
+    the submission's time as grading took it (:mod:`._receipts`)."""
 
     student: str
     graded: bool
@@ -42,6 +46,10 @@ class Outcome:
     questions: dict[str, float] = field(default_factory=dict)
     problem: str = ""
     notes: list[str] = field(default_factory=list)
+    late_penalty: float = 0.0
+    seconds_late: float = 0.0
+    time: SubmissionTime | None = None
+    due: datetime.datetime | None = None  # the assignment's due date for this student
 
 
 def submissions(root: Path, assignment: str) -> list[str]:
@@ -109,6 +117,7 @@ def grade_class(
     """
     known_assignment(root, assignment)
     csv_path = csv_target(root, csv_path)
+    closed = close_course(root)  # (the command has said it where it closed it first)
     students = submissions(root, assignment)
     if not students:
         raise GatherCourseError(
@@ -125,6 +134,7 @@ def grade_class(
         finally:
             own.close()
     journal = Journal(root, assignment)
+    times = submission_times(root, assignment, students)
     _log(
         root,
         {
@@ -135,11 +145,19 @@ def grade_class(
             "pool": pool.describe(),
             "jobs": len(pool),
             "students": len(students),
+            "times_claimed_only": sorted(
+                s for s, t in times.items() if t.source is TimeSource.CLAIMED
+            ),
+            "claims_earlier_than_received": {
+                s: time_note(t) for s, t in times.items() if t.claim_early_by is not None
+            },
+            "refused_at_collection": [r.folder for r in refused(root, assignment)],
+            **({"closed_to_others": closed} if closed else {}),
         },
     )
     released = _released(root, assignment)
     log = VerdictLog(csv_path, assignment, released, edition(next(iter(released.values()))))
-    recorder = Recorder(root, assignment)  # the gradebook is written while the judging goes on
+    recorder = Recorder(root, assignment, times)  # written while the judging goes on
     try:
         results = _judge_all(
             root, assignment, students, released, pool, journal, progress, log, recorder.add
@@ -148,23 +166,46 @@ def grade_class(
         graded, unrecorded = recorder.finish(students)
         problems.update(unrecorded)
         journal.end()
+        outcomes = [_outcome(s, graded, problems, results, times) for s in students]
+        log.submissions(outcomes, refused(root, assignment))
         log.end()
     finally:
         recorder.close()
         log.close()
-    outcomes = []
-    for student in students:
-        outcome = (
-            Outcome(student, True, *graded[student])
-            if student in graded
-            else Outcome(student, False)
-        )
-        if student in problems:  # whatever the gradebook holds for it is not a grade
-            outcome = Outcome(student, False, 0.0, outcome.max_score, {}, problems[student])
-        outcome.notes = list(results[student]["notes"])
-        outcomes.append(outcome)
     _write_csv(csv_path, outcomes)
     return outcomes
+
+
+def _outcome(
+    student: str,
+    graded: dict[str, Any],
+    problems: dict[str, str],
+    results: dict[str, dict[str, Any]],
+    times: dict[str, SubmissionTime],
+) -> Outcome:
+    """One student's outcome: the gradebook's scores, or why they are not a grade."""
+    found = graded.get(student)
+    if student in problems or found is None:  # whatever the gradebook holds is not a grade
+        outcome = Outcome(
+            student,
+            False,
+            max_score=found.max_score if found else 0.0,
+            problem=problems.get(student, ""),
+        )
+    else:
+        outcome = Outcome(
+            student,
+            True,
+            found.score,
+            found.max_score,
+            found.questions,
+            late_penalty=found.late_penalty,
+            seconds_late=found.seconds_late,
+            due=found.due,
+        )
+    outcome.notes = list(results[student]["notes"])
+    outcome.time = times.get(student)
+    return outcome
 
 
 def _judge_all(
@@ -225,12 +266,39 @@ def _bar(out: TextIO, assignment: str, total: int, done: int) -> Any:
     )
 
 
+# The grades CSV's columns after the questions': the late penalty (score is after it, as in
+# nbgrader's export), how late, the time grading used and where it came from, the student's
+# claim, and a note where the two disagree or no receipt was found.
+_TIME_COLUMNS = [
+    "late_penalty",
+    "seconds_late",
+    "submitted_at",
+    "time_source",
+    "claimed_at",
+    "time_note",
+]
+
+
+def _time_cells(o: Outcome) -> list[str]:
+    t = o.time
+    return [
+        f"{o.late_penalty:g}",
+        f"{o.seconds_late:g}",
+        t.time.isoformat(timespec="seconds") if t and t.time else "",
+        t.source.value if t else "",
+        t.claim if t else "",
+        time_note(t) if t else "",
+    ]
+
+
 def _write_csv(path: Path, outcomes: list[Outcome]) -> None:
     questions = sorted({q for o in outcomes for q in o.questions})
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="", encoding="utf-8") as f:
+    with open(path, "w", newline="", encoding="utf-8", opener=private_file) as f:
         w = csv.writer(f)
-        w.writerow(["student", "score", "max_score", "status", *questions, "problem"])
+        w.writerow(
+            ["student", "score", "max_score", "status", *questions, *_TIME_COLUMNS, "problem"]
+        )
         for o in outcomes:
             w.writerow(
                 [
@@ -239,6 +307,7 @@ def _write_csv(path: Path, outcomes: list[Outcome]) -> None:
                     f"{o.max_score:g}",
                     "graded" if o.graded else "NOT GRADED",
                     *(f"{o.questions[q]:g}" if q in o.questions else "" for q in questions),
+                    *_time_cells(o),
                     o.problem,
                 ]
             )

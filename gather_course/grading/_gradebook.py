@@ -7,6 +7,7 @@ Only the instructor's process touches it (:mod:`._record` writes the verdicts).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import tempfile
 import warnings
@@ -131,9 +132,27 @@ def _new_database(db_url: str) -> None:
         engine.dispose()
 
 
-def scores(gb: Any, assignment: str, students: list[str]) -> dict[str, tuple]:
-    """{student: (score, max_score, {question: score})} for each student the gradebook has
-    a submission of ``assignment`` for."""
+@dataclasses.dataclass(frozen=True)
+class Scores:
+    """One student's submission as the gradebook holds it: the points before nbgrader's
+    late penalty, the penalty, and how late (by the time grading trusts)."""
+
+    raw: float
+    max_score: float
+    questions: dict[str, float]
+    late_penalty: float = 0.0
+    seconds_late: float = 0.0
+    due: datetime.datetime | None = None  # the due date (with the student's extension), UTC
+
+    @property
+    def score(self) -> float:
+        """The score after the late penalty (nbgrader's export: score minus penalty)."""
+        return max(0.0, self.raw - self.late_penalty)
+
+
+def scores(gb: Any, assignment: str, students: list[str]) -> dict[str, Scores]:
+    """Each student's :class:`Scores`, for each student the gradebook has a submission of
+    ``assignment`` for."""
     from nbgrader.api import MissingEntry
 
     found = {}
@@ -143,7 +162,14 @@ def scores(gb: Any, assignment: str, students: list[str]) -> dict[str, tuple]:
         except MissingEntry:
             continue
         questions = {g.name: float(g.score) for nb in sub.notebooks for g in nb.grades}
-        found[student] = (float(sub.score), float(sub.max_score), questions)
+        found[student] = Scores(
+            float(sub.score),
+            float(sub.max_score),
+            questions,
+            float(sub.late_submission_penalty or 0.0),
+            float(sub.total_seconds_late or 0.0),
+            sub.duedate.replace(tzinfo=datetime.timezone.utc) if sub.duedate else None,
+        )
     return found
 
 

@@ -19,6 +19,7 @@ guards the nbgrader steps mirrored here against a change of nbgrader.
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import queue
@@ -29,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from ..course._course import nbgrader_api, nbgrader_errors
-from ._gradebook import check_database, gradebook_lock, register, scores, warnings_to_log
+from ._gradebook import Scores, check_database, gradebook_lock, register, scores, warnings_to_log
+from ._receipts import SubmissionTime
 
 
 def _verdicts(result: dict[str, Any], problem: str) -> dict[str, dict[str, Any]]:
@@ -93,10 +95,13 @@ class Recorder:
     judged is in the journal, and the next run records it without judging it again.
     """
 
-    def __init__(self, root: Path, assignment: str) -> None:
+    def __init__(
+        self, root: Path, assignment: str, times: dict[str, SubmissionTime] | None = None
+    ) -> None:
         self.root, self.assignment = root, assignment
+        self.times = times or {}  # each submission's time (:mod:`._receipts`)
         self.problems: dict[str, str] = {}  # the students nbgrader could not record
-        self.scores: dict[str, tuple] = {}
+        self.scores: dict[str, Scores] = {}
         self._queue: queue.Queue = queue.Queue()
         self._error: BaseException | None = None
         self._writing = False  # the gradebook lock is ours (another run may hold it)
@@ -110,7 +115,7 @@ class Recorder:
         self._raise()
         self._queue.put(result)
 
-    def finish(self, students: list[str]) -> tuple[dict[str, tuple], dict[str, str]]:
+    def finish(self, students: list[str]) -> tuple[dict[str, Scores], dict[str, str]]:
         """Wait until every result is recorded; then the scores of ``students`` and
         nbgrader's problems."""
         self._queue.put(list(students))
@@ -168,6 +173,7 @@ class Recorder:
         with temp_attrs(api.coursedir, assignment_id=self.assignment, student_id=student):
             app = autograde(coursedir=api.coursedir, parent=api)
             app.force, app.create_student = True, True
+            app.submission_time = self.times.get(student)
             done = capture_log(app)
         gb.db.remove()  # this student's rows leave the session (it stays open)
         if not done["success"] and not problem:
@@ -195,6 +201,8 @@ def _autograde_class() -> type:
     from nbgrader.converters import Autograde
 
     class AutogradeOnce(Autograde):
+        submission_time: SubmissionTime | None = None  # set per student by the Recorder
+
         def init_assignment(self, assignment_id: str, student_id: str) -> None:
             _init_assignment(self, assignment_id, student_id)
 
@@ -203,9 +211,11 @@ def _autograde_class() -> type:
 
 def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
     """nbgrader 0.9's ``Autograde.init_assignment``, step by step, on the open connection:
-    the submission's own files copied, the student and the submission (with its timestamp)
-    in the gradebook, the source's other files copied over, unknown notebooks skipped and
-    missing ones scored 0."""
+    the submission's own files copied, the student and the submission (with its time) in the
+    gradebook, the source's other files copied over, unknown notebooks skipped and missing
+    ones scored 0. The time is the one grading trusts (``app.submission_time``: when the
+    exchange received the work, :mod:`._receipts`), never ``timestamp.txt`` where a receipt
+    is: nbgrader's late penalty is computed from it."""
     from nbgrader.api import MissingEntry
     from nbgrader.converters import Autograde
     from nbgrader.converters.base import NbGraderException
@@ -225,8 +235,9 @@ def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
         assignment = gb.find_assignment(assignment_id)
     except MissingEntry:
         raise NbGraderException(f"No assignment with ID '{assignment_id}' exists") from None
-    timestamp = app.coursedir.get_existing_timestamp(app._format_source(assignment_id, student_id))
-    if timestamp:
+    when = app.submission_time.time if app.submission_time is not None else None
+    if when is not None:  # nbgrader keeps times in UTC, without a zone
+        timestamp = when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
         gb.update_or_create_submission(assignment_id, student_id, timestamp=timestamp)
     else:
         gb.update_or_create_submission(assignment_id, student_id)

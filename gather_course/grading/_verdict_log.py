@@ -4,8 +4,9 @@
 questions and points, the class's language, when grading began), one line per student as
 their result arrives (each question's verdict: passed, tier, diagnosis, the message the
 student reads, their variant in a class release; or why the submission was not graded),
-and an end line (how long grading took). ``gather-course report`` reads it and never runs a
-submission again. It is the instructor's file: it holds what each student's feedback holds,
+a line of each submission's time and late penalty once the gradebook holds them (and the
+folders collecting refused), and an end line (how long grading took). ``gather-course
+report`` reads it and never runs a submission again. It is the instructor's file: it holds what each student's feedback holds,
 and sits beside the CSV, in the instructor's folder.
 """
 
@@ -17,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
+from ._private import private_file
 from ._submission import graded_cells
 
 SUFFIX = ".verdicts.jsonl"
@@ -46,7 +48,7 @@ class VerdictLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.questions = questions_of(released)
         self._started = time.monotonic()
-        self._file: TextIO = open(self.path, "w", encoding="utf-8")
+        self._file: TextIO = open(self.path, "w", encoding="utf-8", opener=private_file)
         self._write(
             {
                 "assignment": assignment,
@@ -77,6 +79,25 @@ class VerdictLog:
             {"student": result["student"], "problem": result["problem"], "verdicts": verdicts}
         )
 
+    def submissions(self, outcomes: list[Any], refused: list[Any]) -> None:
+        """Each student's submission time (as grading took it, :mod:`._receipts`), late
+        penalty and how late; and the folders collecting refused (:class:`.Receipt`)."""
+        times = {}
+        for o in outcomes:
+            t = o.time
+            times[o.student] = {
+                "late_penalty": o.late_penalty,
+                "seconds_late": o.seconds_late,
+                "time": t.time.isoformat() if t and t.time else "",
+                "source": t.source.value if t else "",
+                "claim": t.claim if t else "",
+            }
+        refusals = [
+            {"student": r.student, "owner": r.owner, "folder": r.folder, "reason": r.reason}
+            for r in refused
+        ]
+        self._write({"submissions": times, "refused": refusals})
+
     def end(self) -> None:
         self._write({"end": True, "seconds": round(time.monotonic() - self._started, 1)})
         self._file.close()
@@ -90,6 +111,7 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], float | 
     """(header, one entry per student, seconds grading took or None if it never ended)."""
     header: dict[str, Any] = {}
     students: dict[str, dict[str, Any]] = {}
+    submitted: dict[str, Any] = {}
     seconds = None
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
@@ -100,6 +122,13 @@ def read_log(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]], float | 
             header = entry
         elif "student" in entry:
             students[entry["student"]] = entry
+        elif "submissions" in entry:
+            submitted = entry
         elif entry.get("end"):
             seconds = float(entry["seconds"])
+    if submitted:  # each student's submission time and late penalty; the refused folders
+        for name, found in submitted["submissions"].items():
+            if name in students:
+                students[name]["submission"] = found
+        header = {**header, "refused": submitted.get("refused", [])}
     return header, list(students.values()), seconds

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._i18n import _
 from .._tier import Tier
 from ..questions._result import Diagnosis
 from . import _stats
@@ -54,6 +55,18 @@ class QuestionRow:
 
 
 @dataclass
+class TimeRow:
+    """A submission whose time the instructor should see: late, or its claim disagrees
+    with the exchange's receipt, or there is no receipt (the note says which)."""
+
+    student: str
+    submitted: str  # the time grading used, in UTC ('' where there is none)
+    seconds_late: float
+    late_penalty: float
+    note: str  # in the report's language
+
+
+@dataclass
 class ClassNumbers:
     assignment: str
     lang: str
@@ -64,6 +77,8 @@ class ClassNumbers:
     max_score: float
     not_graded: list[tuple[str, str]]  # (student, why)
     questions: list[QuestionRow]
+    times: list[TimeRow] = field(default_factory=list)
+    refused: list[dict[str, str]] = field(default_factory=list)  # collecting's refusals
 
     @property
     def flagged(self) -> list[tuple[str, VariantRow]]:
@@ -100,7 +115,37 @@ def class_numbers(
         max_score=sum(q.points for q in questions),
         not_graded=not_graded,
         questions=questions,
+        times=_times(entries),
+        refused=list(header.get("refused", [])),
     )
+
+
+def _times(entries: list[dict[str, Any]]) -> list[TimeRow]:
+    """The submissions that were late, or whose time the instructor should check."""
+    from ..grading._receipts import SubmissionTime, TimeSource, parse_time, time_note
+
+    rows = []
+    for e in sorted(entries, key=lambda e: e["student"]):
+        found = e.get("submission")
+        if not found:
+            continue
+        when = parse_time(found.get("time", ""))
+        t = SubmissionTime(
+            when, TimeSource(found.get("source") or "claimed"), found.get("claim", "")
+        )
+        note = time_note(t, _)
+        late, penalty = float(found.get("seconds_late", 0)), float(found.get("late_penalty", 0))
+        if note or late or penalty:
+            rows.append(
+                TimeRow(
+                    e["student"],
+                    when.strftime("%Y-%m-%d %H:%M:%S UTC") if when else "",
+                    late,
+                    penalty,
+                    note,
+                )
+            )
+    return rows
 
 
 def _question(q: QuestionRow, graded: list[dict], totals: dict[str, float], others: bool) -> None:

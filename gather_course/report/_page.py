@@ -13,6 +13,8 @@ from pathlib import Path
 
 from .._i18n import N_, _
 from .._tier import Tier
+from ..grading._private import private_file
+from ..grading._receipts import duration
 from . import _figures
 from ._numbers import ALPHA, MIN_OTHERS, MIN_VARIANT, ClassNumbers, QuestionRow
 from ._stats import median
@@ -78,6 +80,27 @@ _T = {  # every sentence of the page, as bank texts
     "hist_alt": N_("A histogram of the graded students' total scores."),
     "bars_alt": N_("For each question, a bar of its graded students split by the verdict's tier."),
     "na": N_("n/a"),
+    "times": N_("Submission times and late penalties"),
+    "times_note": N_(
+        "Each submission's time is when the exchange received it (the file system's change "
+        "time, which no student can set), not the time the student's side wrote "
+        "(timestamp.txt and the folder's name): where the two disagree by more than a minute "
+        "the row says so. The late penalty is nbgrader's (LateSubmissionPlugin), from that "
+        "time and the assignment's due date; the scores above are before it."
+    ),
+    "submitted": N_("submitted"),
+    "late": N_("late by"),
+    "penalty": N_("late penalty"),
+    "note": N_("note"),
+    "times_ok": N_("Every submission was on time, and its time was received by the exchange."),
+    "refused": N_("Refused at collection"),
+    "refused_note": N_(
+        "Collecting never took these folders as the student's they name: each student's own "
+        "submission, if any, was graded. Their files are set aside in the course folder's "
+        "refused/."
+    ),
+    "claimed": N_("claims to be"),
+    "written_by": N_("written by"),
 }
 
 
@@ -154,6 +177,37 @@ def _variants(numbers: ClassNumbers) -> list[str]:
     return [*out, f'<p class="note">{note}</p>']
 
 
+def _times(numbers: ClassNumbers) -> list[str]:
+    out = [f"<h2>{_t('times')}</h2>"]
+    if numbers.times:
+        head = "".join(
+            f"<th>{_t(h)}</th>" for h in ("student", "submitted", "late", "penalty", "note")
+        )
+        out.append(f"<table><tr>{head}</tr>")
+        for row in numbers.times:
+            late = duration(row.seconds_late, _) if row.seconds_late else ""
+            out.append(
+                f"<tr><td>{html.escape(row.student)}</td><td>{html.escape(row.submitted)}</td>"
+                f"<td class='n'>{html.escape(late)}</td><td class='n'>{row.late_penalty:g}</td>"
+                f"<td>{html.escape(row.note)}</td></tr>"
+            )
+        out.append("</table>")
+    else:
+        out.append(f"<p>{_t('times_ok')}</p>")
+    out.append(f'<p class="note">{_t("times_note")}</p>')
+    if numbers.refused:
+        out.append(f"<h3>{_t('refused')}</h3>")
+        head = "".join(f"<th>{_t(h)}</th>" for h in ("claimed", "written_by", "why"))
+        out.append(f"<table><tr>{head}</tr>")
+        for r in numbers.refused:
+            out.append(
+                f"<tr><td>{html.escape(r['student'])}</td><td>{html.escape(r['owner'])}</td>"
+                f"<td>{html.escape(r['reason'])}</td></tr>"
+            )
+        out.extend(["</table>", f'<p class="note">{_t("refused_note")}</p>'])
+    return out
+
+
 def page(numbers: ClassNumbers) -> str:
     """The report as one HTML page, in the current language."""
     graded = len(numbers.scores)
@@ -176,6 +230,7 @@ def page(numbers: ClassNumbers) -> str:
         f"<h2>{_t('wrong')}</h2>",
         *[line for q in numbers.questions for line in _diagnoses(q)],
         *_variants(numbers),
+        *_times(numbers),
         f"<h2>{_t('not_graded')}</h2>",
     ]
     if numbers.not_graded:
@@ -197,9 +252,10 @@ def write_files(numbers: ClassNumbers, grades: Path) -> list[Path]:
     html_path, csv_path, json_path = (
         grades.with_name(f"{grades.stem}-report{suffix}") for suffix in (".html", ".csv", ".json")
     )
-    html_path.write_text(page(numbers), encoding="utf-8")
+    with open(html_path, "w", encoding="utf-8", opener=private_file) as f:
+        f.write(page(numbers))
     tiers = [t.value for t in Tier]
-    with open(csv_path, "w", newline="", encoding="utf-8") as f:
+    with open(csv_path, "w", newline="", encoding="utf-8", opener=private_file) as f:
         w = csv.writer(f)
         w.writerow(
             ["question", "variant", "points", "graded", "tried", "passed", "median_points",
@@ -215,8 +271,6 @@ def write_files(numbers: ClassNumbers, grades: Path) -> list[Path]:
                     [q.qid, v.name, q.points, v.students, "", v.passed, "", v.rate, "",
                      v.p_value, v.flagged, *([""] * len(tiers))]
                 )  # fmt: skip
-    json_path.write_text(
-        json.dumps(dataclasses.asdict(numbers), ensure_ascii=False, indent=1) + "\n",
-        encoding="utf-8",
-    )
+    with open(json_path, "w", encoding="utf-8", opener=private_file) as f:
+        f.write(json.dumps(dataclasses.asdict(numbers), ensure_ascii=False, indent=1) + "\n")
     return [html_path, csv_path, json_path]
