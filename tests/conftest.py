@@ -1,6 +1,11 @@
 """Test-wide set-up: pictures are drawn without a display, and the learner's data folder
 (``XDG_DATA_HOME``, where ``gather-course start`` remembers its working copy) is a temporary
-one, so no test run writes into the data folder of whoever runs it."""
+one, so no test run writes into the data folder of whoever runs it. And the checkout keeps
+its mode: grading closes a course folder to other users, and a test that grades in the
+checkout itself would close it (the classroom's Unix users run the course from it)."""
+
+import stat
+from pathlib import Path
 
 import matplotlib
 import pytest
@@ -13,3 +18,12 @@ def _own_data_folder(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
         yield
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _the_checkout_keeps_its_mode():
+    root = Path(__file__).resolve().parents[1]
+    before = stat.S_IMODE(root.stat().st_mode)
+    yield
+    after = stat.S_IMODE(root.stat().st_mode)
+    assert after == before, f"a test changed {root}'s mode from {before:o} to {after:o}"

@@ -396,6 +396,7 @@ def test_the_grading_cluster_refuses_a_student_and_its_certificates_are_not_thei
         ["runuser", "-u", room.teach, "--", *env, str(room.env / "bin" / "python"), "-c",
          _CLUSTER.replace("CERTS", str(certs))],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        cwd=room.campus.home(room.teach),
     )  # fmt: skip
     try:
         first = cluster.stdout.readline()

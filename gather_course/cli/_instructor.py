@@ -245,7 +245,6 @@ def _grade(args: argparse.Namespace) -> int:
     root = course_root(args.course)
     for assignment in args.assignment:  # every argument checked before grading
         known_assignment(root, assignment)
-    _say_closed(root)
     if args.csv and len(args.assignment) > 1:
         raise GatherCourseError(
             "--csv takes one assignment; leave it out to write grades-ASSIGNMENT.csv for each."
@@ -274,6 +273,7 @@ def _grade(args: argparse.Namespace) -> int:
         args.scheduler, jobs, args.timeout, args.require_sandbox, certificates, args.insecure
     )
     try:
+        _say_closed(root)  # (once grading can begin: nothing is changed before a refusal)
         print(pool.describe(), flush=True)
         for assignment in args.assignment:
             outcomes = grade_class(root, assignment, targets[assignment], pool=pool)
