@@ -16,7 +16,10 @@ the late submissions, the assignment's due date passes.
 - eve hands in a folder made by hand, on time: her notebook a link to the instructor's
   solutions, a FIFO, a link to /etc/shadow; and a folder of 10,001 files;
 - fay hands in wrong answers on time, then rewrites her submitted notebook in the exchange
-  with right answers after the due date.
+  with right answers after the due date;
+- gil prepares a submission folder in his home before the due date (right answers, an
+  honest claim) and moves it into the exchange after it (a rename keeps the files' change
+  times; the folder's own moves).
 
 Then ben, with a shell of his own, tries to read, list, change, rename or delete what is
 not his. Every attempt must fail with the system's refusal (each is checked to be about a
@@ -50,7 +53,7 @@ from tests.classroom import (
 from tests.helpers import fill_cells
 
 pytestmark = pytest.mark.classroom  # README: python -m pytest -m classroom tests
-STUDENTS = ("ana", "ben", "cai", "dan", "eve", "fay")
+STUDENTS = ("ana", "ben", "cai", "dan", "eve", "fay", "gil")
 DENIED = ("Permission denied", "Operation not permitted")
 
 
@@ -183,6 +186,14 @@ def room():
         )
         assert done.returncode == 0, done.stderr
         r.folders["eve"] = eve
+        _answer(r, "gil", right=True)
+        r.folders["gil"] = f"{r.users['gil']}+basics+{stamp}+preparedgil1"
+        done = r.shell(
+            "gil",
+            f'set -e; D=~/"{r.folders["gil"]}"; mkdir "$D"; cp ~/basics/basics.ipynb "$D/"; '
+            f'printf "%s" "{stamp}" > "$D/timestamp.txt"',
+        )
+        assert done.returncode == 0, done.stderr
         time.sleep(1.2)
         r.due = datetime.datetime.now(datetime.timezone.utc)
         time.sleep(1.2)
@@ -201,6 +212,8 @@ def room():
             "fay", f'cp ~/basics/basics.ipynb "{r.inbound / r.folders["fay"]}/basics.ipynb"'
         )
         assert fay.returncode == 0, fay.stderr
+        gil = r.shell("gil", f'mv ~/"{r.folders["gil"]}" "{r.inbound}/"')
+        assert gil.returncode == 0, gil.stderr
         # --- the instructor's week
         r.out["collect"] = r.instructor("nbgrader", "collect", "basics")
         assert r.out["collect"].count("Collecting submission") == len(STUDENTS), r.out["collect"]
@@ -261,9 +274,8 @@ def test_a_forged_time_is_not_believed_and_is_flagged(room, grades):
     assert float(row["seconds_late"]) > 0 and row["score"] == "0" and row["late_penalty"] == "8"
     assert row["time_source"] == "received"
     assert "before the exchange received it" in row["time_note"], row
-    assert row["claimed_at"].startswith(
-        (room.due - datetime.timedelta(hours=1)).strftime("%Y-%m-%d %H")
-    )
+    forged = (room.due - datetime.timedelta(hours=1)).replace(microsecond=0)
+    assert row["claimed_at"] == forged.isoformat()  # the claim, kept as a time
     assert "before a late penalty of 8" in room.out["grade"]
     assert "before the exchange received it" in room.out["grade"]
     log = [json.loads(x) for x in (room.course / "grading-log.jsonl").read_text().splitlines()]
@@ -272,8 +284,9 @@ def test_a_forged_time_is_not_believed_and_is_flagged(room, grades):
     assert "before the exchange received it" in report and "Refused at collection" in report
 
 
-def test_late_hand_ins_get_the_late_penalty_whether_new_or_edited_in_place(room, grades):
-    for role in ("cai", "fay"):  # an honest late hand-in; an on-time one rewritten later
+def test_late_hand_ins_get_the_late_penalty_whether_new_edited_in_place_or_moved_in(room, grades):
+    # an honest late hand-in; an on-time one rewritten later; one made early and moved in late
+    for role in ("cai", "fay", "gil"):
         row = grades[room.users[role]]
         assert float(row["seconds_late"]) > 0, row
         assert (row["score"], row["late_penalty"]) == ("0", "8"), row  # nbgrader's "zero"
@@ -295,6 +308,8 @@ def test_links_fifos_and_floods_in_a_submission_are_never_followed(room, grades)
     assert any("pipe: not a file or a folder" in s for s in mine["skipped"]), mine
     flood = next(r for r in receipts if r["folder"].endswith("+flood"))
     assert flood["decision"] == "refused" and "more than 10000" in flood["reason"]
+    assert flood["set_aside"] == ""  # not copied into the course: its disk is not the student's
+    assert "Its files are not set aside: more than 10000 files" in room.out["collect"]
 
 
 # --- ben's shell --------------------------------------------------------------------------
@@ -358,7 +373,8 @@ def test_a_submission_made_by_hand_does_not_stop_the_classes_feedback(room):
     ben = room.users["ben"]  # his late folder, made by hand, has no submission_secret.txt
     assert f"No feedback released for {ben}" in room.out["release feedback"]
     assert (room.course / "feedback" / ben / "basics" / "basics.html").is_file()
-    assert room.out["release feedback"].count("Feedback released to") == len(STUDENTS) - 2
+    # ben's, eve's and gil's folders were made by hand: none holds a submission secret
+    assert room.out["release feedback"].count("Feedback released to") == len(STUDENTS) - 3
 
 
 def test_a_student_fetches_their_own_feedback_and_no_one_elses(room):

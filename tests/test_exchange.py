@@ -15,7 +15,8 @@ import pytest
 
 from gather_course import GatherCourseError
 from gather_course.grading import _inbound
-from gather_course.grading._inbound import Rules, Unreadable, read_folder
+from gather_course.grading._grade import Outcome, _time_cells
+from gather_course.grading._inbound import Rules, Unreadable, read_folder, shown
 from gather_course.grading._private import close_course
 from gather_course.grading._receipts import (
     Decision,
@@ -69,6 +70,29 @@ def test_a_folder_is_read_without_following_links_fifos_or_opening_devices(tmp_p
     assert (into / "basics.ipynb").stat().st_mtime_ns == (
         folder / "basics.ipynb"
     ).stat().st_mtime_ns
+
+
+def test_names_a_student_chose_reach_no_terminal_or_log_as_control_characters(tmp_path):
+    folder = _submission(tmp_path / "in")
+    (folder / "evil\n\x1b[2J").symlink_to("/etc/passwd")  # a line break, a clear-screen
+    assert read_folder(folder).skipped == ["evil\\n\\x1b[2J: a symbolic link (not followed)"]
+    assert shown("ana+basics+\r\x1b]0;x\x07") == "ana+basics+\\r\\x1b]0;x\\x07"
+    assert shown("学生 ana+basics") == "学生 ana+basics"  # printable names stay as written
+
+
+def test_a_claim_is_never_a_csv_cell_as_the_student_wrote_it():
+    received = datetime.datetime(2026, 11, 27, 11, 0, tzinfo=UTC)
+    formula = '=HYPERLINK("http://x","late?")'
+    forged = SubmissionTime(received, TimeSource.RECEIVED, formula)
+    cells = _time_cells(Outcome("ben", True, time=forged))
+    assert cells[4] == 'not a time: \'=HYPERLINK("http://x","late?")\''
+    assert not any(c.startswith(("=", "+", "-", "@")) for c in cells)
+    honest = SubmissionTime(received, TimeSource.RECEIVED, CLAIM)
+    assert _time_cells(Outcome("ana", True, time=honest))[2:5] == [
+        "2026-11-27T11:00:00+00:00",
+        "received",
+        "2026-11-27T10:00:00+00:00",
+    ]
 
 
 def test_a_folder_that_is_a_link_or_not_a_folder_is_unreadable(tmp_path):

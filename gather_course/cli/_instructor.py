@@ -398,6 +398,7 @@ def _similar(args: argparse.Namespace) -> int:
 
 
 def _report(root: Path, assignment: str, outcomes: list, csv_path: Path) -> None:
+    from ..grading._inbound import shown
     from ..grading._receipts import SubmissionTime, TimeSource, duration, refused, time_note
 
     for o in outcomes:
@@ -435,8 +436,9 @@ def _report(root: Path, assignment: str, outcomes: list, csv_path: Path) -> None
         print(f"Times not proven for {len(unproven)} ({shown}): {why}.")
     for r in refused(root, assignment):
         print(
-            f"Refused at collection: {r.folder} ({r.reason}); never graded as {r.student}'s. "
-            + (f"Its files are in {r.set_aside}." if r.set_aside else "")
+            f"Refused at collection: {shown(r.folder)} ({r.reason}); never graded as "
+            f"{shown(r.student)}'s. "
+            + (f"Its files are in {shown(r.set_aside)}." if r.set_aside else "")
         )
 
 

@@ -281,12 +281,17 @@ _TIME_COLUMNS = [
 
 def _time_cells(o: Outcome) -> list[str]:
     t = o.time
+    claimed = t.claimed if t else None
+    if claimed is not None:
+        claim = claimed.isoformat(timespec="seconds")
+    else:  # what a student wrote is never a cell as written (a spreadsheet's formula)
+        claim = f"not a time: {t.claim!a}" if t and t.claim else ""
     return [
         f"{o.late_penalty:g}",
         f"{o.seconds_late:g}",
         t.time.isoformat(timespec="seconds") if t and t.time else "",
         t.source.value if t else "",
-        t.claim if t else "",
+        claim,
         time_note(t) if t else "",
     ]
 

@@ -86,6 +86,7 @@ class VerdictLog:
         for o in outcomes:
             t = o.time
             times[o.student] = {
+                "score": o.score,
                 "late_penalty": o.late_penalty,
                 "seconds_late": o.seconds_late,
                 "time": t.time.isoformat() if t and t.time else "",

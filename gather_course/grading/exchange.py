@@ -24,6 +24,7 @@ and, for the students, in ``/etc/jupyter/nbgrader_config.py``::
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import fnmatch
 import glob
@@ -31,7 +32,6 @@ import os
 import pwd
 import shutil
 import stat
-from dataclasses import dataclass
 from pathlib import Path
 
 from nbgrader.exchange.default.collect import ExchangeCollect
@@ -40,10 +40,12 @@ from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.exchange.default.submit import ExchangeSubmit
 
 from .._i18n import _
-from ._inbound import Folder, Rules, Unreadable, read_folder
+from ._inbound import Folder, Rules, Unreadable, read_folder, shown
 from ._receipts import Decision, Receipt, append
 
 REFUSED = "refused"  # the course root's folder where refused submissions are set aside
+SET_ASIDE_BYTES = 20_000_000  # a refused folder's files are kept up to this much (a notebook
+# is kilobytes): a student who fills the inbound with refused folders cannot fill the course's disk
 
 
 def _iso(when: datetime.datetime) -> str:
@@ -117,7 +119,7 @@ class Submit(ExchangeSubmit):
         os.chmod(folder, 0o770)
 
 
-@dataclass
+@dataclasses.dataclass
 class _Seen:
     """One folder of the inbound that names this assignment."""
 
@@ -201,10 +203,10 @@ class Collect(ExchangeCollect):
         try:
             uid = pwd.getpwnam(seen.student).pw_uid
         except KeyError:
-            seen.problem = f"claims to be {seen.student}'s, and no Unix user has that name"
+            seen.problem = f"claims to be {shown(seen.student)}'s, and no Unix user has that name"
             return seen
         if st.st_uid != uid:
-            seen.problem = f"claims to be {seen.student}'s, but {seen.owner} wrote it"
+            seen.problem = f"claims to be {shown(seen.student)}'s, but {seen.owner} wrote it"
             return seen
         try:
             seen.folder = read_folder(path, uid, rules)
@@ -279,7 +281,7 @@ class Collect(ExchangeCollect):
             if folder is None:
                 return self._refuse(seen, now)
         for line in folder.skipped:
-            self.log.warning(f"{seen.name}: skipped {line}")
+            self.log.warning(f"{shown(seen.name)}: skipped {line}")
         first = min(record["first"], folder.received)
         return Receipt(
             student=student,
@@ -317,18 +319,21 @@ class Collect(ExchangeCollect):
 
     def _refuse(self, seen: _Seen, now: str) -> Receipt:
         """A folder not collected: say so, and set its files aside for the instructor."""
-        self.log.error(f"Refused {seen.name}: {seen.problem}. It is not collected.")
+        self.log.error(f"Refused {shown(seen.name)}: {seen.problem}. It is not collected.")
         aside = Path(self.coursedir.root, REFUSED, self.coursedir.assignment_id, seen.name)
+        limit = min(self.rules.max_dir_size or SET_ASIDE_BYTES, SET_ASIDE_BYTES)
         kept = ""
         try:
             owner = os.lstat(Path(self.inbound_path, seen.name)).st_uid
             if not aside.exists():
                 aside.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-                read_folder(Path(self.inbound_path, seen.name), owner, self.rules, into=aside)
+                rules = dataclasses.replace(self.rules, max_dir_size=limit)
+                read_folder(Path(self.inbound_path, seen.name), owner, rules, into=aside)
             kept = str(aside.relative_to(self.coursedir.root))
-            self.log.error(f"Its files are set aside in {kept}.")
-        except (OSError, Unreadable):
+            self.log.error(f"Its files are set aside in {shown(kept)}.")
+        except (OSError, Unreadable) as exc:
             shutil.rmtree(aside, ignore_errors=True)
+            self.log.error(f"Its files are not set aside: {exc}. It is still in the inbound.")
         folder = seen.folder
         return Receipt(
             student=seen.student,

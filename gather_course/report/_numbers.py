@@ -63,6 +63,7 @@ class TimeRow:
     submitted: str  # the time grading used, in UTC ('' where there is none)
     seconds_late: float
     late_penalty: float
+    score: float | None  # after the penalty (None: not graded)
     note: str  # in the report's language
 
 
@@ -142,6 +143,7 @@ def _times(entries: list[dict[str, Any]]) -> list[TimeRow]:
                     when.strftime("%Y-%m-%d %H:%M:%S UTC") if when else "",
                     late,
                     penalty,
+                    None if e.get("problem") else float(found.get("score", 0)),
                     note,
                 )
             )

@@ -86,11 +86,13 @@ _T = {  # every sentence of the page, as bank texts
         "time, which no student can set), not the time the student's side wrote "
         "(timestamp.txt and the folder's name): where the two disagree by more than a minute "
         "the row says so. The late penalty is nbgrader's (LateSubmissionPlugin), from that "
-        "time and the assignment's due date; the scores above are before it."
+        "time and the assignment's due date; the scores above are before it, the table's "
+        "after it."
     ),
     "submitted": N_("submitted"),
     "late": N_("late by"),
     "penalty": N_("late penalty"),
+    "after_penalty": N_("score after the penalty"),
     "note": N_("note"),
     "times_ok": N_("Every submission was on time, and its time was received by the exchange."),
     "refused": N_("Refused at collection"),
@@ -181,7 +183,8 @@ def _times(numbers: ClassNumbers) -> list[str]:
     out = [f"<h2>{_t('times')}</h2>"]
     if numbers.times:
         head = "".join(
-            f"<th>{_t(h)}</th>" for h in ("student", "submitted", "late", "penalty", "note")
+            f"<th>{_t(h)}</th>"
+            for h in ("student", "submitted", "late", "penalty", "after_penalty", "note")
         )
         out.append(f"<table><tr>{head}</tr>")
         for row in numbers.times:
@@ -189,7 +192,7 @@ def _times(numbers: ClassNumbers) -> list[str]:
             out.append(
                 f"<tr><td>{html.escape(row.student)}</td><td>{html.escape(row.submitted)}</td>"
                 f"<td class='n'>{html.escape(late)}</td><td class='n'>{row.late_penalty:g}</td>"
-                f"<td>{html.escape(row.note)}</td></tr>"
+                f"<td class='n'>{_num(row.score, 1)}</td><td>{html.escape(row.note)}</td></tr>"
             )
         out.append("</table>")
     else:
