@@ -117,7 +117,6 @@ def grade_class(
     """
     known_assignment(root, assignment)
     csv_path = csv_target(root, csv_path)
-    closed = close_course(root)  # (the command has said it where it closed it first)
     students = submissions(root, assignment)
     if not students:
         raise GatherCourseError(
@@ -133,8 +132,10 @@ def grade_class(
             return grade_class(root, assignment, csv_path, progress=progress, pool=own)
         finally:
             own.close()
+    closed = close_course(root)  # (the command has said so where it closed it first)
     journal = Journal(root, assignment)
     times = submission_times(root, assignment, students)
+    refusals = refused(root, assignment)
     _log(
         root,
         {
@@ -151,7 +152,7 @@ def grade_class(
             "claims_earlier_than_received": {
                 s: time_note(t) for s, t in times.items() if t.claim_early_by is not None
             },
-            "refused_at_collection": [r.folder for r in refused(root, assignment)],
+            "refused_at_collection": [r.folder for r in refusals],
             **({"closed_to_others": closed} if closed else {}),
         },
     )
@@ -167,7 +168,7 @@ def grade_class(
         problems.update(unrecorded)
         journal.end()
         outcomes = [_outcome(s, graded, problems, results, times) for s in students]
-        log.submissions(outcomes, refused(root, assignment))
+        log.submissions(outcomes, refusals)
         log.end()
     finally:
         recorder.close()

@@ -202,8 +202,9 @@ _UNREADABLE = N_(
 )
 _NO_RECEIPT = N_(
     "no receipt of the course's collector matches this submission: its time is the "
-    "student's claim (timestamp.txt), which they can set. Collect with `nbgrader collect` in "
-    "the course folder, whose nbgrader_config.py names the course's collector"
+    "student's claim (timestamp.txt), which they can set. Collect it again with `nbgrader "
+    "collect ASSIGNMENT --update` in the course folder, whose nbgrader_config.py names the "
+    "course's collector"
 )
 _HOURS = N_("{h} h {m} min")
 _MINUTES = N_("{m} min {s} s")
