@@ -8,6 +8,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ._errors import GatherCourseError
+from ._figure import ShownFigure
 from ._figure_text import _fig, figure_font
 from ._i18n import _
 from ._text import fmt_value
@@ -48,7 +49,7 @@ def draw_expected_vs_got(
             ).format(what=name + where, rows=rows, cols=cols, most=_MAX_CELLS)
         )
     if ax is None:
-        fig = Figure(figsize=(1.2 + 2 * 0.95 * cols, 1.0 + 0.5 * rows), layout="constrained")
+        fig = ShownFigure(figsize=(1.2 + 2 * 0.95 * cols, 1.0 + 0.5 * rows), layout="constrained")
         axes = fig.subplots(1, 2)
     else:
         axes = list(ax)

@@ -27,6 +27,7 @@ from ._draw_layout import (
     _width_pt,
 )
 from ._errors import GatherCourseError
+from ._figure import ShownFigure
 from ._figure_text import _fig, figure_font, use_cjk_fallback
 from ._gather_call import effective_ndim, ensure_valid, source_position
 from ._i18n import _
@@ -131,7 +132,7 @@ def draw_gather(
 
     own = ax is None
     if own:
-        ax = Figure().add_axes((0, 0, 1, 1))
+        ax = ShownFigure().add_axes((0, 0, 1, 1))
     for panel in panels:
         panel.draw(ax)
     if axis == 2:
@@ -372,7 +373,7 @@ def draw_gather_grad(
     bottom = len(lines) * (pair + _GRAD_SEP) - _GRAD_SEP + 0.3
     own = ax is None
     if own:
-        fig = Figure(figsize=((hi - lo) * unit / 72, (bottom - top) * unit / 72))
+        fig = ShownFigure(figsize=((hi - lo) * unit / 72, (bottom - top) * unit / 72))
         ax = fig.add_axes((0, 0, 1, 1))
 
     for k, line in enumerate(lines):

@@ -383,6 +383,24 @@ def _question_cells(cells: dict[int, dict], name: str) -> tuple[int, int]:
     return answer, test
 
 
+def draw_shows_a_picture(nb: Notebook, below: int, shot: str) -> None:
+    """The feedback's advice, ``.check(pick_per_row).draw()``, in a new cell under cell
+    ``below``: its output is one picture (the expected values next to the learner's), not
+    ``<Figure size ...>``."""
+    nb.cells.nth(below).locator(".jp-InputPrompt").click()  # command mode on that cell
+    nb.page.keyboard.press("b")  # a new cell below it
+    cell = below + 1
+    nb.type_into(cell, 'exercise("basics.pick_per_row").check(pick_per_row).draw()')
+    nb.run_cell(cell)
+    area = nb.cells.nth(cell).locator(".jp-OutputArea")
+    pictures = area.locator("img")
+    pictures.first.wait_for()
+    assert pictures.count() == 1, f"{pictures.count()} pictures under .draw()"
+    assert "<Figure" not in area.inner_text(), area.inner_text()
+    assert pictures.first.bounding_box()["width"] > 150  # drawn, at a size one can read
+    nb.shot(shot, cell=cell)
+
+
 def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
     nb = Notebook(page, lab, BASICS)
     menus = page.locator(".lm-MenuBar-item").all_inner_texts()
@@ -404,6 +422,7 @@ def test_an_exercise_shows_a_clean_verdict_wrong_then_right(lab, page):
     validate_shows_the_verdict_first(
         nb, "Incorrect (basics.pick_per_row)", "0 of 3 questions pass (0 of 8 points)."
     )
+    draw_shows_a_picture(nb, test, "basics_wrong_answer_drawn")
 
     right = "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)"
     shown = answer_and_test(nb, answer, test, right, "basics_right_answer")
@@ -491,3 +510,4 @@ def test_a_chinese_exercise_speaks_chinese_without_any_setting(lab, page):
     assert_no_library_frames(shown, "the Chinese verdict")
     # Validate answers in the notebook's language too, summary first
     validate_shows_the_verdict_first(nb, "不正确（basics.pick_per_row）", "3 道题中通过 0 道")
+    draw_shows_a_picture(nb, test, "zh_basics_wrong_answer_drawn")

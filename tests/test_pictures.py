@@ -168,3 +168,32 @@ CALLS = {
 @pytest.mark.parametrize("call", CALLS.values(), ids=CALLS.keys())
 def test_every_drawing_keeps_its_text_readable_inside_and_apart(call):
     assert text_problems(draw_gather(*call)) == []
+
+
+@pytest.mark.parametrize("edition", ["", "zh/"])
+def test_a_checks_drawing_shows_as_a_picture_in_an_exercise_notebook(tmp_path, edition):
+    """``exercise(...).check(fn).draw()``, as the feedback recommends, in an exercise notebook
+    run by a kernel (nbclient, as JupyterLab runs it): the cell's output is a picture, not
+    ``<Figure size 500x250 with 2 Axes>``. The exercise imports no pyplot and turns on no
+    inline backend: the figure shows itself (gather_course/_figure.py)."""
+    from nbclient import NotebookClient
+
+    released = nbformat.read(ROOT / f"{edition}exercises/basics/basics.ipynb", as_version=4)
+    setup = [
+        c
+        for c in released.cells
+        if c.metadata.get("nbgrader", {}).get("grade_id") in ("colab", "setup")
+    ]
+    asked = nbformat.v4.new_code_cell(
+        'exercise("basics.pick_per_row").check(lambda x, c: x[:, c[0]]).draw()'
+    )
+    nb = nbformat.v4.new_notebook(cells=[*setup, asked], metadata=released.metadata)
+    path = tmp_path / "basics.ipynb"
+    nbformat.write(nb, path)
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+    ).execute()
+    shown = [o for o in nb.cells[-1].outputs if o.output_type == "execute_result"]
+    assert len(shown) == 1 and "image/png" in shown[0].data, nb.cells[-1].outputs
+    assert base64.b64decode(shown[0].data["image/png"])[:4] == b"\x89PNG"
+    assert not [o for o in nb.cells[-1].outputs if o.output_type == "display_data"]  # once

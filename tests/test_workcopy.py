@@ -52,6 +52,34 @@ def test_start_copies_the_lectures_and_exercises_and_never_overwrites(tmp_path, 
     assert (work / "notebooks/02_nlp_label_scores.ipynb").is_file()
 
 
+def test_start_alone_reopens_a_chinese_copy_in_chinese(tmp_path, capsys):
+    """The zh README says running start again reopens the same folder: with no --lang, the
+    working copy's own edition, in its language (issue 47: it refused, in English)."""
+    work = tmp_path / "work"
+    code, out = _start(tmp_path, capsys, str(work), "--lang", "zh")
+    assert code == 0, out
+    code, out = _start(tmp_path, capsys, str(work))  # as the learner runs it again
+    assert code == 0, out
+    assert "保持原样" in out and "Kept" not in out, out
+    assert json.loads((work / MARKER).read_text())["lang"] == "zh"
+    assert (work / "notebooks/01_basic_formula.ipynb").read_bytes() == (
+        ROOT / "zh/notebooks/01_basic_formula.ipynb"
+    ).read_bytes()
+
+
+def test_another_edition_in_the_same_folder_is_refused_in_the_copys_language(tmp_path, capsys):
+    zh, en = tmp_path / "zh-work", tmp_path / "en-work"
+    assert _start(tmp_path, capsys, str(zh), "--lang", "zh")[0] == 0
+    code, out = _start(tmp_path, capsys, str(zh), "--lang", "en")
+    assert code == 2, out
+    assert "中文版" in out and f"gather-course start {zh}-en --lang en" in out, out
+    assert f"gather-course start {zh}" in out and "Traceback" not in out
+    assert _start(tmp_path, capsys, str(en))[0] == 0  # an English copy
+    code, out = _start(tmp_path, capsys, str(en), "--lang", "zh")
+    assert code == 2 and "your working copy of the English edition" in out, out
+    assert f"gather-course start {en}-zh --lang zh" in out
+
+
 @pytest.mark.parametrize(
     "where, words",
     [

@@ -45,7 +45,10 @@ def add_commands(sub: Any) -> None:
     p.add_argument(
         "--lang",
         choices=("en", "zh"),
-        help=_("the edition to copy: en or zh (default: GATHER_COURSE_LANG, else en)"),
+        help=_(
+            "the edition to copy: en or zh (default: the edition of the working copy "
+            "already there, else GATHER_COURSE_LANG, else en)"
+        ),
     )
     p.set_defaults(func=_start)
     p = sub.add_parser("progress", help=_("which questions of your working copy pass"))
@@ -97,8 +100,10 @@ def _check_report(args: argparse.Namespace) -> int:
 
 def _start(args: argparse.Namespace) -> int:
     from .._i18n import language, speaking
+    from ..course._workcopy import copy_edition
 
-    with speaking(args.lang or language()):  # start --lang zh answers in Chinese
+    # start --lang zh answers in Chinese; start alone, in the language of the copy it reopens
+    with speaking(args.lang or copy_edition(args.dir) or language()):
         return _start_in_language(args)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import GatherCourseError
-from .._i18n import _, language
+from .._i18n import N_, _, language, speaking
 
 MARKER = ".gather-course.json"
 DEFAULT_DIR = "~/gather-course-work"
@@ -109,18 +109,25 @@ def make_working_copy(
                 "(no {marker}). Pick a new or empty folder, so nothing of yours gets mixed in."
             ).format(folder=folder, marker=MARKER)
         )
-    edition = lang or language()
+    made_for = _edition_of(folder / MARKER)
+    edition = lang or made_for or language()  # a working copy reopens in its own edition
     if edition == "zh":
         course = course / "zh"
-    made_for = _edition_of(folder / MARKER)
     if made_for is not None and made_for != edition:
-        raise GatherCourseError(
-            _(
-                "{folder} is a working copy of the {had} edition, and you asked for the "
-                "{want} one: the two share file names, so pick another folder for it, e.g. "
-                "`gather-course start {folder}-{want} --lang {want}`."
-            ).format(folder=folder, had=made_for, want=edition)
-        )
+        with speaking(made_for):  # said in the language of the copy the learner has
+            raise GatherCourseError(
+                _(
+                    "{folder} is your working copy of the {had} edition. To have the "
+                    "{wanted} edition too, give it a folder of its own: `gather-course start "
+                    "{folder}-{want} --lang {want}`; `gather-course start {folder}` reopens "
+                    "this one."
+                ).format(
+                    folder=folder,
+                    had=_(EDITIONS[made_for]),
+                    wanted=_(EDITIONS.get(edition, edition)),
+                    want=edition,
+                )
+            )
     files = course_files(course)
     copied = Copied(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -140,6 +147,15 @@ def make_working_copy(
             encoding="utf-8",
         )
     return copied
+
+
+EDITIONS = {"en": N_("English"), "zh": N_("Chinese")}  # the editions' names, in messages
+
+
+def copy_edition(path: str | Path | None) -> str | None:
+    """The edition of the working copy at ``path`` (default: the default folder), or None
+    where there is none yet."""
+    return _edition_of(working_dir(path) / MARKER)
 
 
 def _edition_of(marker: Path) -> str | None:
