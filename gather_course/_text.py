@@ -82,6 +82,19 @@ def sentences(texts: Iterable[str]) -> str:
     return joined
 
 
+_CODE_MARKS = re.compile(r"`([^`\n]+)`")
+
+
+def plain(text: str) -> str:
+    """Markdown's code marks dropped, for text that is not rendered as Markdown (an error's
+    box, a terminal): the code shows as it is.
+
+    >>> plain("5 of the 6 values of `out` are wrong."), plain("「`out` 的 6 个值」")
+    ('5 of the 6 values of out are wrong.', '「out 的 6 个值」')
+    """
+    return _CODE_MARKS.sub(r"\1", text)
+
+
 def wrap(text: str, width: int, indent: str = "") -> list[str]:
     """``text`` in lines of at most ``width`` columns, each starting with ``indent``.
 

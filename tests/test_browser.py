@@ -17,6 +17,7 @@ import json
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -511,3 +512,30 @@ def test_a_chinese_exercise_speaks_chinese_without_any_setting(lab, page):
     # Validate answers in the notebook's language too, summary first
     validate_shows_the_verdict_first(nb, "不正确（basics.pick_per_row）", "3 道题中通过 0 道")
     draw_shows_a_picture(nb, test, "zh_basics_wrong_answer_drawn")
+
+
+def test_the_courses_commands_run_in_jupyterlabs_own_terminal(lab, page):
+    """The course tells the learner to run `gather-course check` and `progress` in a
+    terminal: JupyterLab's own (File → New → Terminal) finds them, though it is a login shell
+    whose profile may set PATH anew (Debian's does; issue 47: "command not found")."""
+    page.goto(f"{lab.url}/lab?reset&token={lab.token}")
+    page.locator(".lm-MenuBar-item", has_text="File").click()
+    page.locator(".lm-Menu-item", has_text="New").first.hover()
+    page.locator(".lm-Menu-item:visible", has_text="Terminal").first.click()
+    terminal = page.locator(".jp-Terminal").first
+    terminal.wait_for()
+    terminal.click()
+    out = lab.work / "progress-in-terminal.txt"
+    page.keyboard.type(f"gather-course progress > {out.name} 2>&1; echo exit=$? >> {out.name}\n")
+    deadline = time.monotonic() + 60
+    while "exit=" not in (out.read_text() if out.exists() else ""):
+        assert time.monotonic() < deadline, "the terminal ran nothing in 60 s"
+        time.sleep(0.2)
+    shown = out.read_text()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "terminal_progress.png"))
+    out.unlink()
+    assert "exit=0" in shown and "not found" not in shown, shown
+    from gather_course import exercise_ids
+
+    assert re.search(rf"\b\d+ of {len(exercise_ids())} questions pass\.", shown), shown

@@ -364,3 +364,42 @@ def test_options_after_double_dash_are_only_for_start():
 def test_working_copy_errors_are_the_course_error(tmp_path):
     with pytest.raises(GatherCourseError, match="course's notebooks are not in"):
         make_working_copy(tmp_path / "w", course=tmp_path / "no-course")
+
+
+def test_jupyterlabs_terminal_finds_the_courses_commands_after_a_login_profile(tmp_path):
+    """start's JupyterLab runs its terminal as the learner's login shell and then puts the
+    course's environment first on PATH: a login profile that sets PATH anew (Debian's
+    /etc/profile) dropped it, and `gather-course` was not found there (issue 47)."""
+    command, env = lab_command(tmp_path, [])
+    (setting,) = [a for a in command if a.startswith("--ServerApp.terminado_settings=")]
+    terminal = json.loads(setting.split("=", 1)[1])["shell_command"]
+    assert terminal[1] == "-l"  # still a login shell: the learner's own profile
+    typed = "command -v gather-course || echo NOT FOUND; exit\n"  # what a learner types
+    found = subprocess.run(
+        terminal, input=typed, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    bindir = os.path.dirname(sys.executable)
+    assert found.stdout.strip() == os.path.join(bindir, "gather-course"), found
+    stock = subprocess.run(  # JupyterLab's own terminal: the login shell alone
+        [terminal[0], "-l"], input=typed, env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    if bindir not in stock.stdout:  # this machine's profile resets PATH, as Debian's does
+        assert "NOT FOUND" in stock.stdout
+
+
+def test_a_shell_that_takes_no_such_script_keeps_jupyterlabs_own_terminal():
+    from gather_course.course._workcopy import terminal_command
+
+    assert terminal_command("/venv/bin", "/usr/bin/fish") == []
+    assert terminal_command("/venv/bin", "/bin/zsh")[:2] == ["/bin/zsh", "-l"]
+
+
+def test_progress_in_chinese_joins_its_sentences_the_chinese_way(tmp_path):
+    """`progress` of a zh working copy ends with two sentences: no space after 。 (issue 47:
+    「…通过了 0 道。 运行…」)."""
+    work = make_working_copy(tmp_path / "zh", lang="zh").folder
+    run = cli("progress", str(work))
+    assert run.returncode == 0, run.stderr
+    last = run.stdout.strip().splitlines()[-1]
+    assert "。" in last and "。 " not in last, last
+    assert "gather-course check" in last, last

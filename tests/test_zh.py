@@ -495,11 +495,13 @@ def test_a_class_release_of_the_chinese_course_words_its_variants_in_chinese(tmp
 
 def test_a_working_copy_keeps_to_its_edition(tmp_path):
     make_working_copy(tmp_path / "work", course=ROOT, lang="en")
-    with pytest.raises(GatherCourseError, match="working copy of the en edition") as info:
+    with pytest.raises(GatherCourseError, match="working copy of the English edition") as info:
         make_working_copy(tmp_path / "work", course=ROOT, lang="zh")
     assert f"gather-course start {tmp_path / 'work'}-zh --lang zh" in str(info.value)
     again = make_working_copy(tmp_path / "work", course=ROOT, lang="en")
     assert not again.added and again.kept  # the same edition again: nothing overwritten
+    alone = make_working_copy(tmp_path / "work", course=ROOT)  # no --lang: its own edition
+    assert not alone.added and alone.kept
 
 
 def test_check_and_progress_speak_the_language_of_the_notebook(tmp_path, monkeypatch):
@@ -537,3 +539,35 @@ def test_check_and_progress_speak_the_language_of_the_notebook(tmp_path, monkeyp
             shutil.rmtree(other)
     shown = cli("progress", str(work)).stdout
     assert "2 道题中通过 0 道" in shown and "questions pass" not in shown
+
+
+def test_the_chinese_readme_stands_on_its_own():
+    """A Chinese learner needs no English page to start: the zh README has the set-up
+    command, start, the CPU build's install line, a start without a browser and the first
+    check, each as the English README gives it (issue 47)."""
+    from tests.helpers import readme_command
+
+    zh = (ZH / "README.md").read_text(encoding="utf-8")
+    en = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_command("setup") in zh
+    assert "gather-course start --lang zh" in zh
+    cpu = "python -m pip install torch --index-url https://download.pytorch.org/whl/cpu"
+    headless = "-- --no-browser"
+    check = "gather-course check exercises/basics/basics.ipynb"
+    for line in (cpu, headless, check, "gather-course progress"):
+        assert line in en and line in zh, line
+    assert "../README.md" not in zh.split("## 讲义")[0]  # the start needs no English page
+
+
+def test_feedback_and_hints_name_a_dim_as_dim_not_as_an_ordinal():
+    """「第 1 维」 reads as the first dimension to a Chinese reader (counting from 1), and the
+    feedback never says it counts from 0: every message and hint writes dim=1 (issue 47)."""
+    from babel.messages.pofile import read_po
+
+    path = ROOT / "gather_course" / "locale" / "zh" / "LC_MESSAGES" / "gather_course.po"
+    with open(path, "rb") as f:
+        catalog = read_po(f)
+    ordinal = re.compile(r"第 ?(\d+|\{\w+\}) ?维")
+    found = [m.string for m in catalog if m.id and ordinal.search(str(m.string))]
+    assert not found, found
+    assert ordinal.search("沿第 {d} 维平移") and not ordinal.search("沿 dim={d} 平移")

@@ -167,7 +167,7 @@ def _progress(args: argparse.Namespace) -> int:
 
 
 def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Path]) -> int:
-    from .._text import pad
+    from .._text import pad, sentences
     from ..grading._notebook_check import check_notebook
     from ..grading._referee import Referee
     from ..grading._sandbox import Worker
@@ -195,14 +195,13 @@ def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Pat
                 )
     finally:
         referee.close()
+    last = (
+        _("Well done!")
+        if done == total
+        else _("Run `gather-course check NOTEBOOK` for what is wrong in one notebook.")
+    )
     print(
         "\n"
-        + _("{done} of {total} questions pass.").format(done=done, total=total)
-        + " "
-        + (
-            _("Well done!")
-            if done == total
-            else _("Run `gather-course check NOTEBOOK` for what is wrong in one notebook.")
-        )
+        + sentences([_("{done} of {total} questions pass.").format(done=done, total=total), last])
     )
     return 0

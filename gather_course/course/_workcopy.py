@@ -268,9 +268,32 @@ def lab_command(
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
     root = ["--allow-root"] if running_as_root() and "--allow-root" not in extra else []
     command = [sys.executable, "-m", "jupyter", "lab", f"--ServerApp.root_dir={folder}"]
+    terminal = terminal_command(os.path.dirname(sys.executable), env.get("SHELL", ""))
+    if terminal:
+        settings = json.dumps({"shell_command": terminal})
+        command.append(f"--ServerApp.terminado_settings={settings}")
     if lang == "zh":
         command.append(f"--LabApp.app_settings_dir={LAB_SETTINGS_ZH}")
     return [*command, *root, *extra], env
+
+
+# Shells whose login mode reads the system's profile and that take `-l -c SCRIPT`.
+_SHELLS = ("bash", "zsh", "sh", "dash", "ksh")
+
+
+def terminal_command(bindir: str, shell: str = "") -> list[str]:
+    """JupyterLab's terminal: the learner's shell as a login shell (their profile, as
+    JupyterLab runs it), then ``bindir`` first on its PATH and an interactive shell.
+
+    A login shell's profile sets PATH anew (Debian's /etc/profile does), which dropped the
+    environment ``start`` runs in: ``gather-course`` was not found in JupyterLab's terminal.
+    ``[]`` for a shell that does not take this script (JupyterLab's default then).
+    """
+    shell = shell or shutil.which("bash") or "/bin/sh"
+    if os.path.basename(shell) not in _SHELLS:
+        return []
+    script = 'PATH="$1:$PATH"; export PATH; exec "$0" -i'
+    return [shell, "-l", "-c", script, shell, bindir]
 
 
 def exercise_notebooks(folder: Path) -> list[Path]:

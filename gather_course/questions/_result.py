@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
-from .._text import wrap
+from .._text import plain, sentences, wrap
 from .._tier import Tier
 
 CLASS_ENV = "GATHER_COURSE_CLASS"  # set by a class's JupyterHub: no hints or solutions
@@ -95,7 +95,7 @@ class CheckResult:
     tier: Tier
     headline: str
     details: list[tuple[str, str]] = field(default_factory=list)
-    advice: str = ""
+    advice_sentences: tuple[str, ...] = ()  # what to try next, a sentence each
     _pair: tuple[str, Any, Any] | None = field(default=None, repr=False, compare=False)
     diagnosis: Diagnosis | None = field(default=None, repr=False, compare=False)
 
@@ -105,6 +105,11 @@ class CheckResult:
     @property
     def message(self) -> str:
         return str(self)
+
+    @property
+    def advice(self) -> str:
+        """What to try next, its sentences joined as the language joins them."""
+        return sentences(self.advice_sentences)
 
     @property
     def _verdict(self) -> str:
@@ -117,17 +122,21 @@ class CheckResult:
         )
 
     def __str__(self) -> str:
+        """The verdict as plain text (an error's box, Validate, nbgrader's feedback, a
+        terminal): code as it is, without Markdown's marks; a sentence of advice a line,
+        wrapped only where one sentence is longer than a line (they do not wrap it)."""
         mark = "✅" if self.passed else "❌"
         lines = [
             _(_VERDICT_LINE).format(
-                mark=mark, verdict=self._verdict, qid=self.qid, headline=self.headline
+                mark=mark, verdict=self._verdict, qid=self.qid, headline=plain(self.headline)
             )
         ]
         lines += [
-            "  " + _(_DETAIL_LINE).format(key=_(k), value=_detail(k, v)) for k, v in self.details
+            "  " + _(_DETAIL_LINE).format(key=_(k), value=plain(_detail(k, v)))
+            for k, v in self.details
         ]
-        if self.advice:  # wrapped: a terminal or nbgrader's Validate dialog does not wrap it
-            lines += wrap(self.advice, 92, indent="  ")
+        for sentence in self.advice_sentences:
+            lines += wrap(plain(sentence), 92, indent="  ")
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -145,7 +154,7 @@ class CheckResult:
                 _(_DETAIL_MD).format(key=_(k), value=_md_value(_detail(k, v)))
                 for k, v in self.details
             ]
-        if self.advice:
+        if self.advice_sentences:
             lines += ["", f"*{self.advice}*"]
         return "\n".join(lines)
 

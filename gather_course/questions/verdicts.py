@@ -87,7 +87,7 @@ class Failure(Exception):
             self.tier,
             self.headline,
             self.details,
-            sentences(advice),
+            tuple(advice),
             _pair=self.pair,
             diagnosis=self.kind,
         )
