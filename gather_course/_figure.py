@@ -21,7 +21,14 @@ from matplotlib.figure import Figure
 
 
 class ShownFigure(Figure):
-    """A :class:`matplotlib.figure.Figure` that a notebook displays as a PNG picture."""
+    """A :class:`matplotlib.figure.Figure` that a notebook displays as a PNG picture.
+
+    >>> ShownFigure(figsize=(2, 1))
+    <Figure size 200x100 with 0 Axes>
+    """
+
+    def __repr__(self) -> str:  # a Figure to the learner: the class is the course's detail
+        return super().__repr__().replace(type(self).__name__, "Figure", 1)
 
     def _repr_png_(self) -> bytes:
         buffer = io.BytesIO()
