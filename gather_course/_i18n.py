@@ -1,8 +1,10 @@
-"""The learner's language: English, or the edition ``GATHER_COURSE_LANG`` names (``zh``).
+"""The learner's language: English, or Chinese (``zh``); :func:`language` says which.
 
-Without the setting, a notebook of the Chinese edition speaks Chinese: JupyterLab tells the
-kernel which notebook it runs (``JPY_SESSION_NAME``), and that notebook's metadata says
-``"gather_course": {"lang": "zh"}``. Anything else is English.
+A command of the learner's speaks the language of the working copy it is about (the edition
+``start --lang`` copied). Else ``GATHER_COURSE_LANG`` decides; without it, a notebook of the
+Chinese edition speaks Chinese (JupyterLab tells the kernel which notebook it runs,
+``JPY_SESSION_NAME``, and that notebook's metadata says ``"gather_course": {"lang": "zh"}``),
+and elsewhere the locale does (``LANG=zh_CN.UTF-8``). Anything else is English.
 
 Messages are marked with ``_()`` (translated where they are shown) or ``N_()`` (marked only,
 translated later with ``_()``), and their translations live in gettext catalogs,
@@ -31,18 +33,58 @@ _DOMAIN = "gather_course"
 
 
 def language() -> str:
-    """``zh`` for ``GATHER_COURSE_LANG=zh`` (also ``zh_CN``, ``zh-Hans``), else ``en``; unset,
-    the language of the notebook in hand (:func:`about_notebook`), or of the notebook
-    JupyterLab runs this kernel for."""
+    """The learner's language, ``zh`` or ``en``, from the first of: the working copy a
+    command runs for (:func:`choosing`); ``GATHER_COURSE_LANG`` (``zh``, ``zh_CN``,
+    ``zh-Hans``: Chinese; anything else: English); the notebook in hand
+    (:func:`about_notebook`), or the one JupyterLab runs this kernel for; the locale
+    (``LC_ALL``, ``LC_MESSAGES``, ``LANG``: ``zh_*`` is Chinese); else English."""
+    chosen = _CHOSEN.get() or setting()
+    if chosen:
+        return chosen
+    return _ABOUT.get() or _notebook_language(os.environ.get(SESSION_ENV, "")) or _locale_language()
+
+
+def setting() -> str | None:
+    """The language ``GATHER_COURSE_LANG`` sets (``zh`` or ``en``), or None where it is unset."""
     value = os.environ.get(LANG_ENV, "").strip().lower().replace("-", "_")
-    if not value:
-        return _ABOUT.get() or _notebook_language(os.environ.get(SESSION_ENV, ""))
-    return "zh" if value.startswith("zh") else "en"
+    return ("zh" if value.startswith("zh") else "en") if value else None
+
+
+def notebook_language(path: str | os.PathLike[str]) -> str | None:
+    """The language of the notebook at ``path`` (``en`` for one that says none), or None
+    where there is no notebook to read."""
+    found = os.path.abspath(path)
+    return _notebook_language(found) if os.path.isfile(found) else None
+
+
+def _locale_language() -> str:
+    """``zh`` where the locale's language is Chinese (``LANG=zh_CN.UTF-8``), else ``en``:
+    the first of ``LC_ALL``, ``LC_MESSAGES``, ``LANG`` that is set decides, as POSIX says."""
+    for name in ("LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(name, "").strip().lower()
+        if value:
+            return "zh" if value.startswith("zh") else "en"
+    return "en"
 
 
 _ABOUT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "gather_course_about", default=None
 )
+_CHOSEN: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "gather_course_chosen", default=None
+)
+
+
+@contextlib.contextmanager
+def choosing(lang: str | None) -> Iterator[None]:
+    """Speak ``lang`` meanwhile, before ``GATHER_COURSE_LANG``: the language of the working
+    copy a command runs for, which the learner chose with ``start --lang`` (None: no copy,
+    the usual order)."""
+    token = _CHOSEN.set(("zh" if lang == "zh" else "en") if lang else None)
+    try:
+        yield
+    finally:
+        _CHOSEN.reset(token)
 
 
 @contextlib.contextmanager
@@ -58,7 +100,7 @@ def speaking(lang: str) -> Iterator[None]:
 def about_notebook(path: str | os.PathLike[str]) -> contextlib.AbstractContextManager[None]:
     """Speak the language of the notebook at ``path`` meanwhile (``GATHER_COURSE_LANG`` still
     wins): what ``gather-course check`` says about a Chinese notebook is Chinese."""
-    return speaking(_notebook_language(os.path.abspath(path)))
+    return speaking(_notebook_language(os.path.abspath(path)) or "en")
 
 
 def edition(nb: Any) -> str:
@@ -88,10 +130,11 @@ def kernels_run(path: str | os.PathLike[str]) -> Iterator[None]:
 
 
 @functools.lru_cache(maxsize=8)
-def _notebook_language(path: str) -> str:
-    """The ``gather_course.lang`` of the notebook at ``path`` (read once), or ``en``."""
+def _notebook_language(path: str) -> str | None:
+    """The ``gather_course.lang`` of the notebook at ``path`` (read once): ``en`` for a
+    notebook that says none, None where ``path`` is no notebook."""
     if not path.endswith(".ipynb"):
-        return "en"
+        return None
     import json
 
     try:

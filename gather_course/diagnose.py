@@ -9,7 +9,7 @@ from typing import Any
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._gather_call import Problem, check_call
-from ._i18n import _
+from ._i18n import N_, _
 from ._text import fmt_shape
 
 __all__ = ["Diagnosis", "diagnose"]
@@ -39,7 +39,10 @@ class Diagnosis:
             head = _("{call}: 1 broken rule.") if n == 1 else _("{call}: {n} broken rules.")
             lines = [head.format(call=self.call, n=n)]
             for p in self.problems:
-                lines += [f"- [{p.rule}] {p.message}", _("  fix: {fix}").format(fix=p.fix)]
+                lines += [
+                    f"- [{rule_label(p.rule)}] {p.message}",
+                    _("  fix: {fix}").format(fix=p.fix),
+                ]
         lines += [_("- note: {note}").format(note=note) for note in self.notes]
         return "\n".join(lines)
 
@@ -58,13 +61,34 @@ class Diagnosis:
             lines = ["❌ " + head.format(call=self.call, n=n), ""]
             lines += [
                 _("- **{rule}**: {message}<br>*Fix:* {fix}").format(
-                    rule=p.rule, message=p.message, fix=p.fix
+                    rule=rule_label(p.rule), message=p.message, fix=p.fix
                 )
                 for p in self.problems
             ]
         if self.notes:
             lines += [""] + [_("- *Note:* {note}").format(note=note) for note in self.notes]
         return "\n".join(lines)
+
+
+# The rules as lecture 01 (section 7) numbers them, each with its name; arguments that are
+# not tensors (``type``) break no numbered rule.
+_RULES = {
+    "dim": (1, N_("dim in range")),
+    "ndim": (2, N_("as many dims as input")),
+    "size": (3, N_("sizes within input's")),
+    "dtype": (4, N_("an integer dtype")),
+    "range": (5, N_("values in range")),
+    "device": (6, N_("the same device")),
+    "type": (None, N_("tensors and an integer dim")),
+}
+
+
+def rule_label(rule: str) -> str:
+    """A rule as lecture 01 numbers it: ``range`` -> ``rule 5, values in range``."""
+    number, name = _RULES.get(rule, (None, rule))
+    if number is None:
+        return _(name)
+    return _("rule {n}, {name}").format(n=number, name=_(name))
 
 
 def diagnose(input: Any, dim: Any, index: Any) -> Diagnosis:

@@ -17,7 +17,20 @@ matplotlib.use("Agg")
 def _own_data_folder(tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+        # the locale is a learner's language too (_i18n.language): the tests' is C, whatever
+        # the machine's, so what they read does not depend on where they run
+        mp.setenv("LANG", "C.UTF-8")
+        mp.delenv("LC_ALL", raising=False)
+        mp.delenv("LC_MESSAGES", raising=False)
         yield
+
+
+@pytest.fixture(autouse=True)
+def _no_remembered_working_copy(tmp_path_factory, monkeypatch):
+    """Each test starts with no working copy remembered: the learner's commands speak the
+    language of the one `start` last opened, so one test's Chinese copy would change what
+    the next one reads."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg")))
 
 
 @pytest.fixture(scope="session", autouse=True)

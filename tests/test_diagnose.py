@@ -1,11 +1,13 @@
 """diagnose: its verdict agrees with torch, and each broken rule is named with a fix."""
 
 import random
+import re
 
 import pytest
 import torch
 
 from gather_course import diagnose
+from gather_course.diagnose import rule_label
 from tests.helpers import outcome, random_call
 
 
@@ -71,8 +73,39 @@ def test_each_rule_named(index, rule, words):
     report = diagnose(torch.zeros(2, 3), 1, index)
     assert not report.ok and rule in rules(report)
     text = str(report)
-    assert words in text and f"[{rule}]" in text
-    assert f"**{rule}**" in report._repr_markdown_()
+    label = rule_label(rule)  # as lecture 01 numbers it: "rule 4, an integer dtype"
+    assert words in text and f"[{label}]" in text and label.startswith("rule ")
+    assert f"**{label}**" in report._repr_markdown_()
+
+
+def test_the_rules_are_numbered_as_lecture_01_numbers_them():
+    """diagnose says "rule 5, values in range" where lecture 01's section 7 lists the rules
+    1 to 6 (issue 47: it said [range], [ndim], [size]); both editions."""
+    import json
+
+    from gather_course._i18n import speaking
+    from gather_course.diagnose import _RULES
+    from tests.helpers import ROOT
+
+    words = {  # a phrase of each rule's line in section 7, per edition
+        "en": {"dim": "`dim` is in", "ndim": "as many dims", "size": "index.size(d) <=",
+               "dtype": "integer tensor", "range": "Every value is in", "device": "same device"},
+        "zh": {"dim": "`dim` 在", "ndim": "维度个数", "size": "index.size(d) <=",
+               "dtype": "整数张量", "range": "每个值都在", "device": "同一个设备"},
+    }  # fmt: skip
+    for lang, folder in (("en", ROOT / "notebooks"), ("zh", ROOT / "zh" / "notebooks")):
+        nb = json.loads((folder / "01_basic_formula.ipynb").read_text(encoding="utf-8"))
+        section = next(
+            "".join(c["source"]) for c in nb["cells"]
+            if c["cell_type"] == "markdown" and "".join(c["source"]).startswith("## 7.")
+        )  # fmt: skip
+        numbered = dict(re.findall(r"(?m)^(\d)\. (.*)$", section))
+        for rule, phrase in words[lang].items():
+            (number,) = [int(n) for n, line in numbered.items() if phrase in line]
+            assert _RULES[rule][0] == number, (lang, rule)
+            with speaking(lang):
+                assert rule_label(rule).startswith("rule " if lang == "en" else "规则 ")
+                assert str(number) in rule_label(rule)
 
 
 def test_several_problems_are_all_reported():

@@ -128,7 +128,6 @@ INSTRUCTOR_MODULES = {
 }
 # Modules that also serve instructors: only these functions of theirs speak to learners.
 LEARNER_FUNCTIONS = {
-    "cli/__init__.py": set(),  # main: argparse's own errors; every command is in a module below
     "course/_course.py": {"notebook_file"},
     "grading/exchange.py": {"_close_to_classmates"},  # Submit's: in the student's server
 }
@@ -351,3 +350,57 @@ def test_chinese_text_wraps_by_its_width_and_never_starts_a_line_with_a_closing_
         "`a.very_long_code_span(with,",
         "args)`",
     ]
+
+
+@pytest.mark.parametrize(
+    "env, lang",
+    [
+        ({"LANG": "zh_CN.UTF-8"}, "zh"),
+        ({"LANG": "en_US.UTF-8"}, "en"),
+        ({"LANG": "zh_CN.UTF-8", "LC_ALL": "C"}, "en"),  # LC_ALL first, as POSIX says
+        ({"LC_MESSAGES": "zh_TW.UTF-8", "LANG": "C"}, "zh"),
+        ({"LANG": "zh_CN.UTF-8", LANG_ENV: "en"}, "en"),  # the setting before the locale
+    ],
+)
+def test_the_locale_is_the_learners_language_where_nothing_else_says(monkeypatch, env, lang):
+    from gather_course._i18n import language
+
+    for name in (LANG_ENV, "LC_ALL", "LC_MESSAGES", "LANG", "JPY_SESSION_NAME"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert language() == lang
+
+
+def test_a_working_copys_language_comes_before_the_setting(monkeypatch, tmp_path):
+    from gather_course._i18n import _ as tr
+    from gather_course._i18n import about_notebook, choosing, language, notebook_language
+
+    monkeypatch.setenv(LANG_ENV, "en")
+    with choosing("zh"):
+        assert language() == "zh" and tr("Correct") == "正确"
+        with choosing(None):  # a command about no working copy: the usual order again
+            assert language() == "en"
+    with about_notebook(ROOT / "zh" / "notebooks" / "01_basic_formula.ipynb"):
+        assert language() == "en"  # in a kernel, GATHER_COURSE_LANG still decides
+    assert notebook_language(ROOT / "zh" / "notebooks" / "01_basic_formula.ipynb") == "zh"
+    assert notebook_language(tmp_path / "nosuch.ipynb") is None
+
+
+@pytest.mark.parametrize("command", [[], ["start"], ["check"], ["progress"]])
+def test_a_chinese_learners_help_has_no_english_sentence(monkeypatch, command):
+    """gather-course --help and the learner's commands' help, in Chinese (issue 47: only some
+    commands were translated): every line holds Chinese, or is code alone."""
+    from tests.helpers import cli
+
+    monkeypatch.setenv(LANG_ENV, "zh")
+    done = cli(*command, "--help")
+    assert done.returncode == 0 and done.stdout, done
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    english = [
+        line
+        for line in done.stdout.splitlines()
+        if re.search(r"\b[a-z]{2,} [a-z]{2,} [a-z]{2,}\b", line) and not cjk.search(line)
+    ]
+    assert not english, english
+    assert "：" in done.stdout and "usage:" not in done.stdout

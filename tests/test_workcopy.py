@@ -403,3 +403,32 @@ def test_progress_in_chinese_joins_its_sentences_the_chinese_way(tmp_path):
     last = run.stdout.strip().splitlines()[-1]
     assert "。" in last and "。 " not in last, last
     assert "gather-course check" in last, last
+
+
+def test_a_chinese_learners_commands_speak_chinese_everywhere(tmp_path):
+    """With a Chinese working copy (the one start last opened), the help, a note of
+    progress outside the copy and check's error for a wrong path are Chinese; the locale
+    alone does it too; the instructor's commands still speak English (issue 47)."""
+    work = tmp_path / "zh"
+    assert _start(tmp_path, None, str(work), "--lang", "zh")[0] == 0  # remembered
+    helped = cli("--help", cwd=tmp_path)
+    assert helped.returncode == 0
+    assert "给学习者" in helped.stdout and "位置参数：" in helped.stdout, helped.stdout
+    assert "positional arguments" not in helped.stdout and "用法：" in helped.stdout
+    assert "For learners" not in helped.stdout
+    elsewhere = cli("progress", cwd=tmp_path)
+    assert "当前不在工作副本中" in elsewhere.stdout, elsewhere.stdout
+    missing = cli("check", "nosuch.ipynb", cwd=tmp_path)
+    assert missing.returncode == 2 and "找不到 'nosuch.ipynb'" in missing.stderr, missing.stderr
+    instructor = cli("grade", "nosuch", cwd=tmp_path)
+    assert "unknown assignment" in instructor.stderr or "course" in instructor.stderr.lower()
+    assert not re.search(r"[\u4e00-\u9fff]", instructor.stderr), instructor.stderr
+
+
+def test_the_locale_alone_makes_the_commands_chinese(tmp_path, monkeypatch):
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    missing = cli("check", "nosuch.ipynb", cwd=tmp_path)
+    assert "找不到 'nosuch.ipynb'" in missing.stderr, missing.stderr
+    monkeypatch.setenv("LANG", "C.UTF-8")
+    missing = cli("check", "nosuch.ipynb", cwd=tmp_path)
+    assert "is not found" in missing.stderr, missing.stderr

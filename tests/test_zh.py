@@ -530,8 +530,10 @@ def test_check_and_progress_speak_the_language_of_the_notebook(tmp_path, monkeyp
     names = {_columns(line[: line.index("s")]) for line in rows}  # select_, scatter_
     assert len(rows) == 2 and {r.split()[0] for r in rows} == {"通过", "未通过"}, mixed
     assert len(names) == 1, mixed
-    monkeypatch.setenv(LANG_ENV, "en")  # the setting wins
-    assert "Not attempted" in cli("check", str(student)).stdout
+    # a command speaks the language of the notebook it is about before the setting (issue 47:
+    # the working copy's language first, else GATHER_COURSE_LANG, else the locale)
+    monkeypatch.setenv(LANG_ENV, "en")
+    assert "尚未作答" in cli("check", str(student)).stdout
     monkeypatch.delenv(LANG_ENV)
     work = make_working_copy(tmp_path / "work", course=ROOT, lang="zh").folder
     for other in (work / "exercises").iterdir():  # one exercise is enough to read the words

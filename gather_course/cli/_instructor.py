@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import GatherCourseError
+from .._i18n import _
 
 
 def add_commands(sub: Any) -> None:
@@ -31,7 +32,7 @@ def _add_twins(sub: Any) -> None:
     """``gather-course twins``."""
     p = sub.add_parser(
         "twins",
-        help="rebuild the Chinese notebooks from their English twins, list cells to translate",
+        help=_("rebuild the Chinese notebooks from their English twins, list cells to translate"),
     )
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument(
@@ -44,7 +45,7 @@ def _add_twins(sub: Any) -> None:
 
 def _add_release(sub: Any) -> None:
     """``gather-course release``."""
-    p = sub.add_parser("release", help="regenerate exercises/ from solutions/ with nbgrader")
+    p = sub.add_parser("release", help=_("regenerate exercises/ from solutions/ with nbgrader"))
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--out", help="write the student notebooks here instead of exercises/")
     p.add_argument(
@@ -64,7 +65,7 @@ def _add_release(sub: Any) -> None:
 
 def _add_grade(sub: Any) -> None:
     """``gather-course grade``."""
-    p = sub.add_parser("grade", help="grade every submission of one or more assignments")
+    p = sub.add_parser("grade", help=_("grade every submission of one or more assignments"))
     p.add_argument("assignment", nargs="+", help="e.g. basics (several share the workers)")
     p.add_argument("--course", default=".", help="the course root (default: .)")
     p.add_argument("--csv", help="where to write the scores (default: grades-ASSIGNMENT.csv)")
@@ -111,8 +112,10 @@ def _add_report(sub: Any) -> None:
     """``gather-course report``."""
     p = sub.add_parser(
         "report",
-        help="the class report of a graded assignment: where the class is stuck, item "
-        "statistics, each variant's fairness (HTML, CSV and JSON beside the grades CSV)",
+        help=_(
+            "the class report of a graded assignment: where the class is stuck, item "
+            "statistics, each variant's fairness (HTML, CSV and JSON beside the grades CSV)"
+        ),
     )
     p.add_argument("assignment", help="e.g. basics")
     p.add_argument("--course", default=".", help="the course root (default: .)")
@@ -124,8 +127,10 @@ def _add_certificates(sub: Any) -> None:
     """``gather-course certificates``."""
     p = sub.add_parser(
         "certificates",
-        help="make a grading cluster's TLS certificates (a CA, the scheduler's, the "
-        "workers' and the instructor's) in a new folder",
+        help=_(
+            "make a grading cluster's TLS certificates (a CA, the scheduler's, the "
+            "workers' and the instructor's) in a new folder"
+        ),
     )
     p.add_argument("folder", help="a new (or empty) folder, kept where no student can read")
     p.add_argument(
@@ -138,8 +143,10 @@ def _add_similar(sub: Any) -> None:
     """``gather-course similar``."""
     p = sub.add_parser(
         "similar",
-        help="copy report: answers alike once names and layout are "
-        "set aside, or equal to a published solution",
+        help=_(
+            "copy report: answers alike once names and layout are set aside, or equal to a "
+            "published solution"
+        ),
     )
     p.add_argument("assignment", help="e.g. basics")
     p.add_argument("--course", default=".", help="the course root (default: .)")
@@ -149,7 +156,7 @@ def _add_similar(sub: Any) -> None:
 def _add_execute(sub: Any) -> None:
     """``gather-course execute``."""
     p = sub.add_parser(
-        "execute", help="re-run lecture and solution notebooks on CPU, store outputs"
+        "execute", help=_("re-run lecture and solution notebooks on CPU, store outputs")
     )
     p.add_argument("paths", nargs="+", help="notebooks, e.g. notebooks/*.ipynb")
     p.set_defaults(func=_execute)
@@ -159,8 +166,10 @@ def _add_bench(sub: Any) -> None:
     """``gather-course bench``."""
     p = sub.add_parser(
         "bench",
-        help="time gather, a loop, indexing, take_along_dim, take, "
-        "index_select and a one-hot matmul (Markdown tables)",
+        help=_(
+            "time gather, a loop, indexing, take_along_dim, take, index_select and a one-hot "
+            "matmul (Markdown tables)"
+        ),
     )
     p.add_argument("--device", help="cpu or cuda (default: the CPU, and CUDA when present)")
     p.add_argument(

@@ -64,10 +64,16 @@ def add_commands(sub: Any) -> None:
     p.set_defaults(func=_progress)
 
 
-def _check(args: argparse.Namespace) -> int:
-    from .._i18n import about_notebook
+COMMANDS = ("check", "start", "progress")  # the learner's: they speak the learner's language
 
-    with about_notebook(args.notebook):
+
+def _check(args: argparse.Namespace) -> int:
+    import contextlib
+
+    from .._i18n import choosing, notebook_language
+
+    lang = notebook_language(args.notebook)  # (none: the learner's, for "not found")
+    with choosing(lang) if lang else contextlib.nullcontext():
         return _check_report(args)
 
 
@@ -99,11 +105,12 @@ def _check_report(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from .._i18n import language, speaking
+    from .._i18n import choosing
     from ..course._workcopy import copy_edition
 
     # start --lang zh answers in Chinese; start alone, in the language of the copy it reopens
-    with speaking(args.lang or copy_edition(args.dir) or language()):
+    # (a new one: GATHER_COURSE_LANG, else the locale)
+    with choosing(args.lang or copy_edition(args.dir)):
         return _start_in_language(args)
 
 
@@ -148,8 +155,8 @@ def _start_in_language(args: argparse.Namespace) -> int:
 
 
 def _progress(args: argparse.Namespace) -> int:
-    from .._i18n import about_notebook
-    from ..course._workcopy import exercise_notebooks, progress_folder
+    from .._i18n import choosing
+    from ..course._workcopy import exercise_notebooks, progress_folder, working_copy_language
 
     # no folder given: the one the learner stands in, else the last started, else the default
     folder, notes = progress_folder(args.dir)
@@ -162,7 +169,7 @@ def _progress(args: argparse.Namespace) -> int:
                 "no exercise notebooks in {where}; `gather-course start {folder}` copies them back."
             ).format(where=folder / "exercises", folder=folder)
         )
-    with about_notebook(notebooks[0]):  # a working copy holds one edition
+    with choosing(working_copy_language(folder)):  # a working copy holds one edition
         return _progress_report(args, folder, notebooks)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import GatherCourseError
-from .._i18n import N_, _, language, speaking
+from .._i18n import N_, _, choosing, setting
 
 MARKER = ".gather-course.json"
 DEFAULT_DIR = "~/gather-course-work"
@@ -110,11 +110,11 @@ def make_working_copy(
             ).format(folder=folder, marker=MARKER)
         )
     made_for = _edition_of(folder / MARKER)
-    edition = lang or made_for or language()  # a working copy reopens in its own edition
+    edition = lang or made_for or setting() or "en"  # a working copy reopens in its own
     if edition == "zh":
         course = course / "zh"
     if made_for is not None and made_for != edition:
-        with speaking(made_for):  # said in the language of the copy the learner has
+        with choosing(made_for):  # said in the language of the copy the learner has
             raise GatherCourseError(
                 _(
                     "{folder} is your working copy of the {had} edition. To have the "
@@ -214,6 +214,12 @@ def remembered() -> tuple[Path | None, str]:
     return None, _(
         "note: the working copy you last started, {folder}, is gone; skipped it."
     ).format(folder=folder)
+
+
+def learners_copy() -> Path | None:
+    """The working copy a learner's command is about, where none is named: the one the
+    learner stands in, else the one ``start`` last made or opened."""
+    return enclosing_working_copy() or remembered()[0]
 
 
 def progress_folder(path: str | Path | None) -> tuple[Path, list[str]]:
