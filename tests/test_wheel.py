@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -269,7 +270,15 @@ def test_the_wheels_start_lang_zh_opens_jupyterlab_in_chinese(tmp_path, installe
             labels = menubar.inner_text()
             SHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SHOTS / "zh_jupyterlab.png"))
+            page.locator(".lm-MenuBar-item", has_text="内核").click()
+            kernel_menu = page.locator(".lm-Menu:visible .lm-Menu-itemLabel").all_inner_texts()
+            page.screenshot(path=str(SHOTS / "zh_kernel_menu.png"))
         finally:
             browser.close()
     assert "文件" in labels and "编辑" in labels, labels
     assert "File" not in labels, labels
+    # the menu item the Chinese exercises quote is the language pack's own label (issue 47:
+    # they said 重启内核并运行所有单元格, the menu reads 重启内核 和 运行所有单元格…)
+    header = (ROOT / "zh" / "exercises" / "basics" / "basics.ipynb").read_text(encoding="utf-8")
+    quoted = set(re.findall(r"「内核 → ([^」]+)」", header))
+    assert quoted and quoted <= set(kernel_menu), (quoted, kernel_menu)
