@@ -144,6 +144,7 @@ def _start_in_language(args: argparse.Namespace) -> int:
         print(_("Running as root (as in a container): JupyterLab starts with --allow-root."))
     print(_("Opening JupyterLab in {where} (stop it with Ctrl+C).").format(where=where), flush=True)
     try:
+        os.chdir(where)  # JupyterLab's terminal opens in the working copy, as its files do
         os.execve(command[0], command, env)
     except OSError as exc:
         raise GatherCourseError(
