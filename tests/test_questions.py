@@ -218,8 +218,9 @@ def test_unknown_id_and_bad_fn():
 
 def test_assert_passed_raises_with_the_feedback():
     result = exercise("basics.pick_per_row").check(lambda x, c: x)
-    with pytest.raises(AssertionError, match="Expected `out` of shape"):
+    with pytest.raises(AssertionError, match="Expected out of shape"):  # plain text: no marks
         result.assert_passed()
+    assert "Expected `out` of shape" in result._repr_markdown_()  # Markdown: code as code
     exercise("basics.pick_per_row").check(own_solution("basics.pick_per_row")).assert_passed()
 
 
