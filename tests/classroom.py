@@ -32,6 +32,7 @@ from tests.helpers import ROOT
 
 REQUIRE = os.environ.get("GATHER_COURSE_REQUIRE_USERS", "") not in ("", "0")
 PATH = "/usr/local/bin:/usr/bin:/bin"
+DENIED = ("Permission denied", "Operation not permitted")  # what the system says to a refusal
 
 
 def need_root() -> None:
@@ -108,6 +109,14 @@ class Campus:
     def shell(self, user: str, script: str, **kwargs) -> subprocess.CompletedProcess:
         """A shell command line as ``user`` (what a student types in a terminal)."""
         return self.run(user, "/bin/bash", "-c", script, **kwargs)
+
+    def refused(self, user: str, script: str, target: Path) -> None:
+        """``script`` run by ``user`` fails with the system's refusal, about ``target``, which
+        exists (a wrong path would fail too, and prove nothing)."""
+        assert target.exists() or target.is_symlink(), target
+        done = self.shell(user, script)
+        assert done.returncode != 0, f"{script!r} succeeded for {user}:\n{done.stdout}"
+        assert any(d in done.stderr for d in DENIED), (script, done.stderr)
 
     def close(self) -> None:
         for user in self.users:
