@@ -200,12 +200,15 @@ def test_the_time_is_the_first_receipt_of_the_work_in_submitted(tmp_path):
             _receipt(root, "cai", t0 + datetime.timedelta(hours=3), decision=Decision.REFUSED),
         ],
     )
-    times = submission_times(root, "basics", ["ana", "ben", "cai"])
+    times = submission_times(root, "basics", ["ana", "ben", "cai"], read(root, "basics"))
     assert times["ana"] == SubmissionTime(t0, TimeSource.RECEIVED, CLAIM)
     assert times["ben"].source is TimeSource.CLAIMED  # no receipt of this work: its claim
     assert times["ben"].time == datetime.datetime(2026, 11, 27, 10, 0, tzinfo=UTC)
     assert times["cai"].source is TimeSource.CLAIMED  # a refused folder is no receipt
-    assert [r.student for r in refused(root, "basics")] == ["cai"]
+    assert [r.student for r in refused(read(root, "basics"))] == ["cai"]
+    for t in times.values():  # as the verdict log keeps it for the class report
+        assert SubmissionTime.from_plain(t.plain()) == t
+    assert SubmissionTime.from_plain({}) == SubmissionTime(None, TimeSource.CLAIMED)
     assert stat.S_IMODE(receipts_path(root, "basics").stat().st_mode) == 0o600
 
 

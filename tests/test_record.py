@@ -23,7 +23,7 @@ from nbgrader.api import MissingEntry
 from gather_course.course._course import nbgrader_api, nbgrader_errors
 from gather_course.grading._gradebook import register as _register
 from gather_course.grading._inbound import read_folder
-from gather_course.grading._receipts import Decision, Receipt, append, submission_times
+from gather_course.grading._receipts import Decision, Receipt, append, read, submission_times
 from gather_course.grading._record import Recorder
 from gather_course.grading._submission import graded_cells
 from tests.helpers import ROOT
@@ -175,7 +175,7 @@ def both(tmp_path_factory):
     ours_problems = dict(problems)
     # as grading gives it each student's result, with the times grading takes (no receipt
     # here: the students' claims, which is what stock nbgrader reads)
-    recorder = Recorder(ours_root, "basics", submission_times(ours_root, "basics", STUDENTS))
+    recorder = Recorder(ours_root, "basics", submission_times(ours_root, "basics", STUDENTS, []))
     try:
         for student in STUDENTS:
             recorder.add({**results[student], "problem": problems.get(student, "")})
@@ -219,7 +219,7 @@ def test_the_gradebook_takes_the_time_the_exchange_received_not_the_claim(tmp_pa
             for s, when in received.items()
         ],
     )
-    times = submission_times(root, "basics", ["ada", "bo", "cy"])
+    times = submission_times(root, "basics", ["ada", "bo", "cy"], read(root, "basics"))
     assert times["ada"].claim_early_by > datetime.timedelta(hours=31)  # flagged
     assert times["bo"].claim_early_by is None and times["cy"].source.value == "claimed"
     recorder = Recorder(root, "basics", times)

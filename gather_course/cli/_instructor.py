@@ -408,7 +408,14 @@ def _similar(args: argparse.Namespace) -> int:
 
 def _report(root: Path, assignment: str, outcomes: list, csv_path: Path) -> None:
     from ..grading._inbound import shown
-    from ..grading._receipts import SubmissionTime, TimeSource, duration, refused, time_note
+    from ..grading._receipts import (
+        SubmissionTime,
+        TimeSource,
+        duration,
+        read,
+        refused,
+        time_note,
+    )
 
     for o in outcomes:
         if o.graded and o.late_penalty:
@@ -443,7 +450,7 @@ def _report(root: Path, assignment: str, outcomes: list, csv_path: Path) -> None
         why = time_note(SubmissionTime(None, TimeSource.CLAIMED))
         shown = ", ".join(unproven[:10]) + (" ..." if len(unproven) > 10 else "")
         print(f"Times not proven for {len(unproven)} ({shown}): {why}.")
-    for r in refused(root, assignment):
+    for r in refused(read(root, assignment)):
         print(
             f"Refused at collection: {shown(r.folder)} ({r.reason}); never graded as "
             f"{shown(r.student)}'s. "

@@ -27,6 +27,7 @@ from ._journal import Journal
 from ._pools import open_pool
 from ._private import close_course, private_file
 from ._receipts import SubmissionTime, TimeSource, refused, submission_times, time_note
+from ._receipts import read as read_receipts
 from ._record import Recorder
 from ._verdict_log import VerdictLog
 
@@ -134,8 +135,9 @@ def grade_class(
             own.close()
     closed = close_course(root)  # (the command has said so where it closed it first)
     journal = Journal(root, assignment)
-    times = submission_times(root, assignment, students)
-    refusals = refused(root, assignment)
+    receipts = read_receipts(root, assignment)
+    times = submission_times(root, assignment, students, receipts)
+    refusals = refused(receipts)
     _log(
         root,
         {
@@ -146,13 +148,7 @@ def grade_class(
             "pool": pool.describe(),
             "jobs": len(pool),
             "students": len(students),
-            "times_claimed_only": sorted(
-                s for s, t in times.items() if t.source is TimeSource.CLAIMED
-            ),
-            "claims_earlier_than_received": {
-                s: time_note(t) for s, t in times.items() if t.claim_early_by is not None
-            },
-            "refused_at_collection": [r.folder for r in refusals],
+            **_times_entry(times, refusals),
             **({"closed_to_others": closed} if closed else {}),
         },
     )
@@ -175,6 +171,19 @@ def grade_class(
         log.close()
     _write_csv(csv_path, outcomes)
     return outcomes
+
+
+def _times_entry(times: dict[str, SubmissionTime], refusals: list[Any]) -> dict[str, Any]:
+    """What the instructor's log keeps of the submissions' times: the students whose time is
+    only their claim, the claims earlier than received (with their note), the folders
+    collecting refused."""
+    return {
+        "times_claimed_only": sorted(s for s, t in times.items() if t.source is TimeSource.CLAIMED),
+        "claims_earlier_than_received": {
+            s: time_note(t) for s, t in times.items() if t.claim_early_by is not None
+        },
+        "refused_at_collection": [r.folder for r in refusals],
+    }
 
 
 def _outcome(

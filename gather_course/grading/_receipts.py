@@ -22,6 +22,7 @@ import enum
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_
@@ -159,12 +160,25 @@ class SubmissionTime:
         early = self.time - claimed
         return early if early > TOLERANCE else None
 
+    def plain(self) -> dict[str, str]:
+        """As the verdict log holds it (:meth:`from_plain` reads it back)."""
+        when = self.time.isoformat() if self.time else ""
+        return {"time": when, "source": self.source.value, "claim": self.claim}
 
-def submission_times(root: Path, assignment: str, students: list[str]) -> dict[str, SubmissionTime]:
-    """Each student's submission time: the first receipt of the work in ``submitted/``,
-    else their claim (:class:`TimeSource`)."""
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> SubmissionTime:
+        """:meth:`plain`'s dict (a missing or empty source: the claim)."""
+        source = TimeSource(data.get("source") or TimeSource.CLAIMED.value)
+        return cls(parse_time(data.get("time", "")), source, data.get("claim", ""))
+
+
+def submission_times(
+    root: Path, assignment: str, students: list[str], receipts: list[Receipt]
+) -> dict[str, SubmissionTime]:
+    """Each student's submission time: the first of ``receipts`` (:func:`read`) of the work
+    in ``submitted/``, else their claim (:class:`TimeSource`)."""
     first: dict[tuple[str, str], datetime.datetime] = {}
-    for r in read(root, assignment):
+    for r in receipts:
         when = parse_time(r.first_received or r.received)
         if r.decision is Decision.COLLECTED and when is not None:
             key = (r.student, r.digest)
@@ -185,9 +199,9 @@ def submission_times(root: Path, assignment: str, students: list[str]) -> dict[s
     return times
 
 
-def refused(root: Path, assignment: str) -> list[Receipt]:
+def refused(receipts: list[Receipt]) -> list[Receipt]:
     """The submission folders collecting refused, each once (the latest word on it)."""
-    latest = {r.folder: r for r in read(root, assignment)}
+    latest = {r.folder: r for r in receipts}
     return [r for r in latest.values() if r.decision is Decision.REFUSED]
 
 
@@ -221,7 +235,8 @@ def duration(seconds: float, tr=str) -> str:
     return tr(_SECONDS).format(s=s)
 
 
-def _utc(when: datetime.datetime) -> str:
+def utc_text(when: datetime.datetime) -> str:
+    """A time as the instructor reads it: ``2026-11-27 11:02:03 UTC``."""
     return when.astimezone(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
@@ -235,7 +250,9 @@ def time_note(t: SubmissionTime, tr=str) -> str:
         return ""
     claimed = t.claimed
     if claimed is None:
-        return tr(_UNREADABLE).format(claim=t.claim, received=_utc(t.time))
+        return tr(_UNREADABLE).format(claim=t.claim, received=utc_text(t.time))
     return tr(_EARLY).format(
-        claim=_utc(claimed), early=duration(early.total_seconds(), tr), received=_utc(t.time)
+        claim=utc_text(claimed),
+        early=duration(early.total_seconds(), tr),
+        received=utc_text(t.time),
     )

@@ -89,9 +89,7 @@ class VerdictLog:
                 "score": o.score,
                 "late_penalty": o.late_penalty,
                 "seconds_late": o.seconds_late,
-                "time": t.time.isoformat() if t and t.time else "",
-                "source": t.source.value if t else "",
-                "claim": t.claim if t else "",
+                **(t.plain() if t else {"time": "", "source": "", "claim": ""}),
             }
         refusals = [
             {"student": r.student, "owner": r.owner, "folder": r.folder, "reason": r.reason}

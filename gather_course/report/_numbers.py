@@ -123,24 +123,21 @@ def class_numbers(
 
 def _times(entries: list[dict[str, Any]]) -> list[TimeRow]:
     """The submissions that were late, or whose time the instructor should check."""
-    from ..grading._receipts import SubmissionTime, TimeSource, parse_time, time_note
+    from ..grading._receipts import SubmissionTime, time_note, utc_text
 
     rows = []
     for e in sorted(entries, key=lambda e: e["student"]):
         found = e.get("submission")
         if not found:
             continue
-        when = parse_time(found.get("time", ""))
-        t = SubmissionTime(
-            when, TimeSource(found.get("source") or "claimed"), found.get("claim", "")
-        )
+        t = SubmissionTime.from_plain(found)
         note = time_note(t, _)
         late, penalty = float(found.get("seconds_late", 0)), float(found.get("late_penalty", 0))
         if note or late or penalty:
             rows.append(
                 TimeRow(
                     e["student"],
-                    when.strftime("%Y-%m-%d %H:%M:%S UTC") if when else "",
+                    utc_text(t.time) if t.time else "",
                     late,
                     penalty,
                     None if e.get("problem") else float(found.get("score", 0)),
