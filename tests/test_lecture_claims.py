@@ -356,21 +356,28 @@ def test_dim_is_checked_first_with_the_index_on_inputs_device():
 
 
 @pytest.mark.parametrize("device", ["cpu", "cuda"])
-def test_fill_and_zero_write_through_a_stride0_view_where_add_and_slice_assignment_refuse(device):
+def test_fill_and_zero_write_through_a_stride0_view_where_add_refuses_and_slices_differ(device):
     """Lecture 04 (c12a, c12c): most in-place writes to one location several times are
-    refused; fill_ and zero_ are not, and write into the base tensor."""
+    refused; fill_ and zero_ are not, and write into the base tensor; a slice assignment is
+    refused on the CPU only."""
     if device == "cuda" and not torch.cuda.is_available():
         pytest.skip("no CUDA device: the CPU case holds the claim here")
-    for write in (
-        lambda v: v.add_(1),
-        lambda v: v.__setitem__((0, 1), 3),
-        lambda v: v.copy_(v + 1),
-    ):
+    for write in (lambda v: v.add_(1), lambda v: v.copy_(v + 1)):
         base = torch.tensor([[6, 10]], device=device)
         view = base.unsqueeze(-1).expand(-1, -1, 3)
         with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
             write(view)
         assert base.tolist() == [[6, 10]]
+    # a number assigned to a slice: refused on the CPU, written through on CUDA (torch 2.11, H200)
+    base = torch.tensor([[6, 10]], device=device)
+    view = base.unsqueeze(-1).expand(-1, -1, 3)
+    if device == "cpu":
+        with pytest.raises(RuntimeError, match="more than one element of the written-to tensor"):
+            view[0, 1] = 3
+        assert base.tolist() == [[6, 10]]
+    else:
+        view[0, 1] = 3
+        assert base.tolist() == [[6, 3]]
     for value, write in ((7, lambda v: v.fill_(7)), (0, lambda v: v.zero_())):
         base = torch.tensor([[6, 10]], device=device)
         write(base.unsqueeze(-1).expand(-1, -1, 3))
@@ -380,3 +387,5 @@ def test_fill_and_zero_write_through_a_stride0_view_where_add_and_slice_assignme
         "most in-place operations that would write one location several times are refused" in text
     )
     assert "`fill_` and `zero_` write through" in text
+    told = cell("04_topk_patch_selection", "c12c").source
+    assert "CUDA differs: there the slice assignment is not refused but writes through" in told

@@ -314,16 +314,23 @@ def main() -> None:
             control.close()
             _template(template_end, ready_w)
             code = 0
+        except BaseException as exc:  # why it could not warm up: the one thing it says
+            import traceback
+
+            at = traceback.extract_tb(exc.__traceback__)[-1]
+            said = f"{type(exc).__name__}: {exc} at {at.filename}:{at.lineno}"
+            os.write(ready_w, said[-400:].encode(errors="replace"))
         finally:
             os._exit(code)
     template_end.close()
     os.close(ready_w)
     _prctl(_PR_SET_DUMPABLE, 0)  # the jobs cannot ptrace the supervisor or read its memory
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # job processes and their leftovers become ours
-    started = os.read(ready_r, 1) == b"R"
+    said = os.read(ready_r, 400)
     os.close(ready_r)
-    if not started:
-        write_frame(wfd, {"ready": False, "why": "the template did not start"})
+    if said != b"R":
+        cause = f" ({said.decode(errors='replace')})" if said else ""
+        write_frame(wfd, {"ready": False, "why": f"the template did not start{cause}"})
         return
     _MOUNTS = _mounts_under(tempfile.gettempdir())
     _STATE = _template_state()
