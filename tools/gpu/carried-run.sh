@@ -3,7 +3,7 @@
 # runs `python -I` in a sandbox that hides /tmp and PYTHONPATH), then the README's first
 # command with 12 xdist workers (per file), both nbval editions, and the CUDA benchmark.
 S=$(date +%s); OUT=${OUT:-/tmp/out}; mkdir -p "$OUT" /tmp/bw
-cd "$(dirname "$0")/.."
+cd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"
 PY=$(command -v python3); BIN=$(dirname "$(readlink -f "$PY")"); BIN=$(dirname "$PY")
 SP=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 PREFIX=$(python3 -c 'import sys; print(sys.prefix)')
