@@ -3,10 +3,13 @@ in the package; the public solution fails each of them."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import nbformat
 import pytest
 
 from gather_course import GatherCourseError, exercise, exercise_ids
+from gather_course.questions._knobs import Family, Knob
 from gather_course.questions._question import CLASS_ENV
 from tests.answers import RIGHT
 from tests.helpers import ROOT, solution_fn, variant_solutions
@@ -121,6 +124,46 @@ def test_a_seed_draws_non_public_variants_and_seeds_and_students_differ():
     assert all(
         exercise(q).pick_variant(5) == "public" for q in exercise_ids() if q not in WITH_KNOBS
     )
+
+
+def test_draws_are_fair_enough_and_every_other_variant_is_drawn():
+    """Over 700 students, each question's other variants are all drawn, none more than
+    about twice as often as the rarest (knob by knob, each choice is equally likely)."""
+    for qid in WITH_KNOBS:
+        q = exercise(qid)
+        counts = Counter(q.pick_variant(99, f"s{i}") for i in range(700))
+        assert "public" not in counts and len(counts) == q.family.count - 1, qid
+        assert max(counts.values()) <= 2.6 * min(counts.values()), (qid, counts)
+
+
+def _family(*sizes: int) -> Family:
+    return Family(
+        {f"k{n}": Knob(tuple(f"c{i}" for i in range(size))) for n, size in enumerate(sizes)}, None
+    )
+
+
+@pytest.mark.parametrize("sizes", [(2, 4), (3, 2, 2), (2,), (5, 3)])
+def test_a_choice_added_to_a_knob_re_deals_about_one_student_in_n_plus_one(sizes):
+    """A class released, then the bank gains a choice: a new release keeps each student's
+    draw unless the new choice takes it (the old draw, modulo the number of variants,
+    re-dealt about nine students in ten)."""
+    before, after = _family(*sizes), _family(sizes[0] + 1, *sizes[1:])
+    keys = [f"7:s{i}:q" for i in range(3000)]
+    moved = sum(before.draw(k) != after.draw(k) for k in keys) / len(keys)
+    # the least any fair draw re-deals: the new variants' share of the others
+    expected = 1 - (before.count - 1) / (after.count - 1)
+    assert abs(moved - expected) < 0.06, (moved, expected)
+    modulo = sum(before.draw_modulo(k) != after.draw_modulo(k) for k in keys) / len(keys)
+    if len(sizes) > 1:  # (one knob: any fair draw re-deals as many)
+        assert modulo > moved + 0.2, (modulo, moved)  # the draw it replaces re-dealt most
+
+
+def test_a_knobs_choices_reordered_leave_every_draw_as_it_was():
+    first = Family({"a": Knob(("p", "x", "y", "z")), "b": Knob(("q", "u", "v"))}, None)
+    again = Family({"b": Knob(("q", "v", "u")), "a": Knob(("p", "z", "x", "y"))}, None)
+    for i in range(500):
+        assert first.draw(f"k{i}") == again.draw(f"k{i}")
+        assert first.draw(f"k{i}") != first.public
 
 
 def test_variant_names_round_trip_and_unknown_ones_are_clear_errors():

@@ -22,6 +22,7 @@ it they hold a stub, and the sources are not run.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -31,12 +32,13 @@ from .._errors import GatherCourseError
 from .._i18n import N_, catalog, edition
 from ..course._course import RELEASE, SOURCE, alembic_on_path, assignments, release
 from ..questions import exercise
-from ..questions._classroom import class_key, roster_tag
+from ..questions._classroom import bank, class_key, roster_tag, variant_for
 from ..questions._question import Question
 from ._private import close_course, groupshared, private_file
 from ._submission import OWN, graded_cells
 
 CLASS_FILE = "class.json"
+CLASS_HEADER = "class_header.ipynb"  # beside the course's header, which it replaces in a class
 # The variant answers, beside the instructor's sources: in a course checkout (and copied into
 # each class release, whose class.json names it relative to itself), never in the package.
 SOLVER = Path(SOURCE) / "variant_solutions.py"
@@ -131,24 +133,44 @@ _SETUP = """
 
 from gather_course import my_class
 
-mine = my_class("{key}", roster="{tags}")  # your own variant of each question"""
+mine = my_class(  # your own variant of each question
+    "{key}",
+    variants={{{names}
+    }},
+    roster="{roster}",
+)"""
 
 
-def _class_notebook(nb: Any, key: str, tags: list[str], preview: str, solver: Solver | None):
-    """The notebook as the class's: the setup cell opens the class, each task is shown by
-    a cell of its own, each test checks the student's own variant. Returns the notebook
-    and the preview student's variants."""
+def _setup_lines(key: str, drawn: dict[str, dict[str, str]]) -> str:
+    """The class's line in the setup cell: each question's variant names (the release's),
+    and per roster tag the position of the student's own in each list."""
+    qids = sorted({qid for own in drawn.values() for qid in own})
+    names = {qid: sorted({own[qid] for own in drawn.values()}) for qid in qids}
+    roster = sorted(
+        roster_tag(key, student) + ":" + ".".join(str(names[q].index(own[q])) for q in qids)
+        for student, own in drawn.items()
+    )
+    listed = "".join(f'\n        "{qid}": "{" ".join(names[qid])}",' for qid in qids)
+    return _SETUP.format(key=key, names=listed, roster=" ".join(roster))
+
+
+def _class_notebook(
+    nb: Any, key: str, drawn: dict[str, dict[str, str]], preview: str, solver: Solver | None
+) -> Any:
+    """The notebook as the class's: the setup cell opens the class (``drawn``: each
+    student's own variants, ``{student: {qid: variant}}``), each task is shown by a cell of
+    its own, each test checks the student's own variant."""
     import nbformat
 
     tr = catalog(edition(nb)).gettext
     cells = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
-    cells["setup"].source += _SETUP.format(key=key, tags=" ".join(sorted(tags)))
-    shown: dict[str, str] = {}
+    own_qids = {qid for _gid, qid, _p in graded_cells(nb) if exercise(qid).family is not None}
+    mine = {s: {q: v for q, v in own.items() if q in own_qids} for s, own in drawn.items()}
+    cells["setup"].source += _setup_lines(key, mine)
     for gid, qid, _points in graded_cells(nb):
         public = exercise(qid)
-        q = exercise(qid, public.pick_variant(key, preview))
-        shown[qid] = q.variant_name
-        own = public.family is not None  # a question without variants stays the public one
+        q = exercise(qid, drawn[preview][qid])
+        own = qid in own_qids  # a question without variants stays the public one
         test = cells[gid]
         if own:
             test.source = test.source.replace(f'exercise("{qid}")', f'mine.exercise("{qid}")')
@@ -164,29 +186,71 @@ def _class_notebook(nb: Any, key: str, tags: list[str], preview: str, solver: So
     for cell in nb.cells:  # executed afresh by the release
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    return nb, shown
+    return nb
 
 
 def read_roster(path: Path) -> list[str]:
     """The student ids of nbgrader's student CSV (a column ``id``, as ``nbgrader db student
-    import`` reads it), in file order, each once."""
+    import`` reads it), in file order. A blank row, a blank id, an id given twice or one
+    nbgrader cannot use as a folder and file name stops with one line naming the row."""
     import csv
 
     try:
         with open(path, newline="", encoding="utf-8-sig") as f:
-            rows = list(csv.DictReader(f))
-    except OSError as exc:
-        raise GatherCourseError(f"cannot read the roster {path}: {exc.strerror}.") from None
-    if not rows or "id" not in rows[0]:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) else "it is not UTF-8 text"
+        raise GatherCourseError(f"cannot read the roster {path}: {why}.") from None
+    header = next(csv.reader(lines[:1]), [])
+    if "id" not in header:
         raise GatherCourseError(
             f"the roster {path} has no column 'id': expected nbgrader's student CSV "
             "(id,first_name,last_name,email), got columns "
-            f"{', '.join(rows[0]) if rows else 'none (the file is empty)'}."
+            f"{', '.join(header) if header else 'none (the file is empty)'}."
         )
-    ids = list(dict.fromkeys(row["id"].strip() for row in rows if (row["id"] or "").strip()))
-    if not ids:
+    at = header.index("id")
+    seen: dict[str, int] = {}
+    for row, values in enumerate(csv.reader(lines[1:]), start=2):
+        problem = _roster_row_problem(values, at, seen)
+        if problem:
+            raise GatherCourseError(f"the roster {path}, row {row}: {problem}")
+        seen[values[at]] = row
+    if not seen:
         raise GatherCourseError(f"the roster {path} lists no student id.")
-    return ids
+    return list(seen)
+
+
+# An id becomes a folder (submitted/<id>/) and part of the exchange's file names
+# (<id>+<assignment>+<time>): letters, digits and . _ @ -, not starting with . or -.
+_ID = re.compile(r"[A-Za-z0-9_@][A-Za-z0-9._@-]{0,127}")
+
+
+def _id_problem(student: str) -> str:
+    if not student.strip():
+        return "the id is blank: every row needs the student's id."
+    if not _ID.fullmatch(student):
+        return (
+            f"the id {student!r} cannot name a student: nbgrader makes it a folder and part "
+            "of submission file names (id+assignment+time). Use letters, digits and . _ @ - "
+            "(not . or - first), without spaces, at most 128 characters."
+        )
+    return ""
+
+
+def _roster_row_problem(values: list[str], at: int, seen: dict[str, int]) -> str:
+    """What is wrong with a roster row (``values``; the id at ``at``), or ''."""
+    if not any(v.strip() for v in values):
+        return "the row is blank: remove it (each row is one student)."
+    student = values[at] if at < len(values) else ""
+    problem = _id_problem(student)
+    if problem:
+        return problem
+    if student in seen:
+        return (
+            f"the id {student!r} is given again (first on row {seen[student]}): each student "
+            "once, one id per student."
+        )
+    return ""
 
 
 def gradebook_roster(target: Path, course: Path) -> list[str]:
@@ -206,27 +270,70 @@ def gradebook_roster(target: Path, course: Path) -> list[str]:
         return sorted(s.id for s in gb.students)
 
 
-def own_variants(root: Path, released: dict[str, Any]) -> Callable[[str], dict[str, str] | None]:
+def own_variants(
+    root: Path, assignment: str, released: dict[str, Any]
+) -> tuple[Callable[[str], dict[str, str] | None], str]:
     """``student -> {qid: their variant}`` for the questions of ``released`` that are each
-    student's own, from ``root``'s class.json (None for a student not on its roster)."""
+    student's own: the variants ``root``'s class.json stored at release (None for a student
+    not on its roster), and a note ('' if none) when the installed question bank differs
+    from the one the class was released with. A stored variant the installed bank cannot
+    make stops grading with a clear error naming it: no student is judged on another."""
     path = root / CLASS_FILE
     info = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
     key, roster = info.get("key"), set(info.get("roster", []))
+    stored = info.get("variants", {}).get(assignment, {})
     qids = [
         qid.partition(":")[0]
         for nb in released.values()
         for _gid, qid, _points in graded_cells(nb)
         if qid.endswith(f":{OWN}")
     ]
+    pairs = {(qid, own.get(qid)): student for student, own in stored.items() for qid in qids}
+    for (qid, name), student in sorted(pairs.items(), key=str):
+        _known_variant(qid, name, student, info)
 
     def variants(student: str) -> dict[str, str] | None:
         if not qids:
             return {}
         if not key or student not in roster:
             return None
-        return {qid: exercise(qid).pick_variant(key, student) for qid in qids}
+        if student in stored:
+            return {qid: stored[student][qid] for qid in qids}
+        # a class.json without this assignment's variants: drawn as such releases drew them
+        return {qid: exercise(qid).pick_variant(key, student, modulo=True) for qid in qids}
 
-    return variants
+    return variants, _bank_note(info) if qids else ""
+
+
+def _known_variant(qid: str, name: str | None, student: str, info: dict[str, Any]) -> None:
+    """Stop with a clear error where the installed bank cannot make ``student``'s stored
+    variant ``name`` of ``qid``."""
+    try:
+        if name is None:
+            raise GatherCourseError(f"class.json stores no variant of {qid} for {student}")
+        exercise(qid, name)
+    except GatherCourseError as exc:
+        released = (info.get("bank") or {}).get("version", "an earlier version")
+        raise GatherCourseError(
+            f"{CLASS_FILE} gives {student} the variant {name!r} of {qid}, which the installed "
+            f"question bank (gather-course {bank()['version']}) cannot make ({exc}). Grade "
+            f"with the course the class was released with (gather-course {released}); no "
+            "student was graded."
+        ) from None
+
+
+def _bank_note(info: dict[str, Any]) -> str:
+    """One line when the installed question bank is not the one the class was released
+    with ('' when it is, or when the release did not record it)."""
+    then, now = info.get("bank"), bank()
+    if not then or then == now:
+        return ""
+    return (
+        f"note: this class was released with the question bank of gather-course "
+        f"{then.get('version')} (knobs {then.get('knobs')}); the installed one is "
+        f"{now['version']} (knobs {now['knobs']}). Every student is graded on the variant "
+        f"{CLASS_FILE} stored for them at release."
+    )
 
 
 # What a folder may hold before its first class release: a gradebook with the students
@@ -316,13 +423,15 @@ def release_class(
     else:
         source = "--roster"
     key, preview = class_key(seed), roster[0]
-    tags = [roster_tag(key, student) for student in roster]
     _closed_folder(root, target)
     shutil.rmtree(target / SOURCE, ignore_errors=True)
     (target / SOURCE).mkdir()
     shutil.copy2(root / "nbgrader_config.py", target / "nbgrader_config.py")
     for extra in (root / SOURCE).glob("*.ipynb"):  # the header nbgrader adds
-        shutil.copy2(extra, target / SOURCE / extra.name)
+        if extra.name != CLASS_HEADER:
+            shutil.copy2(extra, target / SOURCE / extra.name)
+    if (root / SOURCE / CLASS_HEADER).is_file():  # the class's: own variants, hints by `mine`
+        shutil.copy2(root / SOURCE / CLASS_HEADER, target / SOURCE / "header.ipynb")
     variants: dict[str, dict[str, dict[str, str]]] = {}
     written = []
     solver = load_solver(root / SOLVER)
@@ -331,19 +440,15 @@ def release_class(
     for name in assignments(root):
         (target / SOURCE / name).mkdir()
         for path in sorted((root / SOURCE / name).glob("*.ipynb")):
-            nb, _preview = _class_notebook(nbformat.read(path, 4), key, tags, preview, solver)
+            nb = nbformat.read(path, 4)
+            variants[name] = {  # drawn once, here: grading and the notebook read these
+                student: {qid: variant_for(key, student, qid) for _g, qid, _p in graded_cells(nb)}
+                for student in roster
+            }
+            nb = _class_notebook(nb, key, variants[name], preview, solver)
             out = target / SOURCE / name / path.name
             nbformat.write(nb, out)
             written.append(out)
-            variants[name] = {
-                student: {
-                    qid.partition(":")[0]: exercise(qid.partition(":")[0]).pick_variant(
-                        key, student
-                    )
-                    for _gid, qid, _points in graded_cells(nb)
-                }
-                for student in roster
-            }
     if execute and solver is not None:
         for path in written:  # as the preview student: their answers are in the sources
             execute_notebook(path, env={"GATHER_COURSE_STUDENT": preview, "JUPYTERHUB_USER": ""})
@@ -355,6 +460,7 @@ def release_class(
         "roster_from": source,
         "preview": preview,
         "solver": SOLVER.as_posix() if solver else None,  # the copy report's, from the class folder
+        "bank": bank(),  # what the variants' names meant when they were drawn
         "variants": variants,
     }
     with open(target / CLASS_FILE, "w", encoding="utf-8", opener=private_file) as f:

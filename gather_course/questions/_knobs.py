@@ -150,12 +150,43 @@ class Family:
 
     def draw(self, key: str) -> dict[str, str]:
         """The choices drawn from ``key`` (a class seed, with a student id): never the public
-        question's, when the knobs make others."""
+        question's, when the knobs make others.
+
+        Each knob takes the choice with the highest score ``sha256(key|knob|choice)``
+        (rendezvous hashing), so a draw does not depend on the choices' order, and a choice
+        added to a knob takes a student's draw only where it scores highest: about 1 in
+        n + 1 of them, the rest keep theirs. Where every knob drew its public choice, the
+        knob whose best other choice scores highest takes that choice.
+        """
+        if self.count == 1:
+            return self.public
+        ranked = {
+            knob: sorted(choices, key=lambda c, k=knob: _score(key, k, c), reverse=True)
+            for knob, choices in self.knobs.items()
+        }
+        params = {knob: order[0] for knob, order in ranked.items()}
+        if params == self.public:
+            knob = max(
+                (k for k, order in ranked.items() if len(order) > 1),
+                key=lambda k: _score(key, k, ranked[k][1]),
+            )
+            params[knob] = ranked[knob][1]
+        return params
+
+    def draw_modulo(self, key: str) -> dict[str, str]:
+        """The draw of class releases made before stored variants (their notebooks carry the
+        key only, and draw again when they run): one of the other combinations, ``sha256(key)``
+        modulo their number. Adding a choice re-deals most students: kept for those
+        notebooks alone."""
         others = self.every()[1:]
         if not others:
             return self.public
         digest = hashlib.sha256(key.encode()).digest()
         return others[int.from_bytes(digest[:8], "big") % len(others)]
+
+
+def _score(key: str, knob: str, choice: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"{key}|{knob}|{choice}".encode()).digest()[:8], "big")
 
 
 # -- the transforms the families share --------------------------------------------------------
