@@ -38,7 +38,7 @@ MODULES = (
 # What an answer may take from gather_course (the referee's scan and check() read these too).
 PUBLIC = ("GatherCourseError", "Tier", "default_device", "diagnose", "explain", "gather_reference")
 PUBLIC_MODULES = ("reference", "diagnose", "explain", "device")
-BANK_NAMES = ("exercise", "exercise_ids")  # fine in a check cell, never in an answer
+BANK_NAMES = ("exercise", "exercise_ids", "my_class")  # fine in a course cell, never in an answer
 OUTSIDE = N_(
     "answers may use torch, Python's standard library and gather_course's public helpers "
     "(gather_reference, diagnose, explain, default_device) only: {what} is not there when "
@@ -62,6 +62,26 @@ def _unavailable(name: str) -> Any:
     return refused
 
 
+class _Refused:
+    """What a course name that answers may not use gives while an answer is graded: the
+    course's own cells (a class's ``mine = my_class(...)``) run without error, and any use
+    of it is refused with :data:`OUTSIDE`."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+
+    def __getattr__(self, name: str) -> Any:
+        raise _refusal(f"{self._what}.{name}")
+
+
+def _inert(name: str) -> Any:
+    def inert(*args: Any, **kwargs: Any) -> _Refused:
+        return _Refused(f"gather_course.{name}(...)")
+
+    inert.__name__ = inert.__qualname__ = name
+    return inert
+
+
 def names() -> dict[str, Any]:
     """``gather_course``'s public names as an answer sees them while it is graded."""
     from ._tier import Tier
@@ -81,6 +101,7 @@ def names() -> dict[str, Any]:
     for name in ("CheckResult", "draw_gather", "draw_gather_grad", "exercise"):
         found[name] = _unavailable(name)
     found["exercise_ids"] = _unavailable("exercise_ids")
+    found["my_class"] = _inert("my_class")  # a class release's set-up cell calls it
     return found
 
 

@@ -18,7 +18,7 @@ NOTEBOOKS = sorted(
     p
     for top in ("notebooks", "exercises", "solutions", "zh/notebooks", "zh/exercises", "zh/solutions")
     for p in (ROOT / top).rglob("*.ipynb")
-    if ".ipynb_checkpoints" not in p.parts and p.name != "header.ipynb"  # nbgrader's header
+    if ".ipynb_checkpoints" not in p.parts and p.name not in ("header.ipynb", "class_header.ipynb")  # nbgrader's header
 )  # fmt: skip
 
 

@@ -19,7 +19,7 @@ import threading
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -68,28 +68,30 @@ class Plan:
     timing_seed: int = 0  # the large timing input's: secret, or fresh for every check
 
     @classmethod
-    def make(cls, qid: str, secret: int | None) -> Plan:
-        """``qid`` may name a class variant (``qid:variant``, as :func:`graded_cells` gives).
+    def make(cls, qid: str, secret: int | None, own: bool = False) -> Plan:
+        """``qid`` may name a class variant (``qid:variant``, as :func:`graded_cells` gives);
+        ``own``: the student's own variant of a class release (its feedback names it as the
+        notebook does, ``mine.exercise(qid)``).
 
         A grading run's plans (a secret seed) are made once and kept: every student meets the
         same cases, whose expected outputs are then computed once (:func:`expected_of`). A
         check's (no secret) are drawn afresh, with a fresh timing seed.
         """
         if secret is None:
-            return cls._draw(qid, None)
+            return cls._draw(qid, None, own)
         with _PLANS_LOCK:
-            key = (qid, secret)
+            key = (qid, secret, own)
             if key not in _PLANS:
                 while len(_PLANS) >= _PLANS_KEPT:
                     _PLANS.popitem(last=False)
-                _PLANS[key] = cls._draw(qid, secret)
+                _PLANS[key] = cls._draw(qid, secret, own)
             _PLANS.move_to_end(key)
             return _PLANS[key]
 
     @classmethod
-    def _draw(cls, qid: str, secret: int | None) -> Plan:
+    def _draw(cls, qid: str, secret: int | None, own: bool = False) -> Plan:
         qid, _sep, variant = qid.partition(":")
-        q = exercise(qid, variant or "public")
+        q = replace(exercise(qid, variant or "public"), own=own)
         gen = torch.Generator().manual_seed(0)  # exactly check()'s battery
         cases = [q.build(gen, sizes) for sizes in q.sizes]
         visible = len(cases)
@@ -234,7 +236,12 @@ class _FromJob(steps.Evidence):
         results = result.get("results")
         self._results = results if isinstance(results, list) else []
         cells = result.get("cells") if isinstance(result.get("cells"), list) else []
-        self._cell_error = next((e for e in cells if isinstance(e, dict)), None)
+        # the learner's cells say why their function is missing; a course cell (the set-up,
+        # a class's task cell) is not theirs to blame
+        self._cell_error = next(
+            (e for n, e in enumerate(cells) if isinstance(e, dict) and n not in self.sub.course),
+            None,
+        )
 
     def _outcome(self, n: int) -> Outcome:
         """Call ``n``'s result as an outcome (its tensors rebuilt: done once per call)."""

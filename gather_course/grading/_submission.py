@@ -15,7 +15,7 @@ from .._i18n import _
 
 
 class NotGraded(Exception):
-    """The submission cannot be graded (corrupt, a test cell missing or edited, worker killed)."""
+    """The submission cannot be graded (corrupt, a notebook missing, its worker killed twice)."""
 
 
 @dataclass
@@ -24,6 +24,7 @@ class Submission:
 
     cells: list[str]
     notes: list[str] = field(default_factory=list)
+    course: frozenset[int] = frozenset()  # which of ``cells`` are the course's own (locked)
 
 
 def _is_ipython_syntax(source: str) -> str:
@@ -62,6 +63,7 @@ def read_submission(nb: Any, reference: Any) -> Submission:
         if c.metadata.get("nbgrader", {}).get("grade_id")
     }
     run: list[str] = []
+    ours: list[bool] = []  # per cell of ``run``: the course's own code, as released
     notes: list[str] = []
     seen: set[str] = set()
     for n, cell in enumerate(nb.cells, start=1):
@@ -87,12 +89,14 @@ def read_submission(nb: Any, reference: Any) -> Submission:
             )
             continue
         run.append(source)
+        ours.append(gid in ref and is_locked(ref[gid]))
     missing = [
         c.source
         for gid, c in ref.items()
         if gid not in seen and c.cell_type == "code" and is_locked(c) and not is_grade(c)
     ]
-    return Submission(missing + run, notes)
+    course = set(range(len(missing))) | {len(missing) + n for n, own in enumerate(ours) if own}
+    return Submission(missing + run, notes, frozenset(course))
 
 
 # exercise("qid") or exercise("qid", "variant"): a variant is "public" or knob=choice pairs;

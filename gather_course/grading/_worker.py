@@ -314,7 +314,7 @@ def main() -> None:
             control.close()
             _template(template_end, ready_w)
             code = 0
-        except BaseException as exc:  # why it could not warm up: the one thing it says
+        except BaseException as exc:  # noqa: BLE001 - why it could not warm up: it says so
             import traceback
 
             at = traceback.extract_tb(exc.__traceback__)[-1]

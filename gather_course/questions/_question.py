@@ -70,6 +70,7 @@ class Question:
     no_variant_why: str = ""  # why a question has no class variant
     variant_name: str = "public"
     shown: Variant | None = None  # the task's template and slots (a question with knobs)
+    own: bool = False  # a class release's own variant: its notebook names it mine.exercise(qid)
 
     def __post_init__(self) -> None:
         if not self.args:
@@ -148,13 +149,25 @@ class Question:
         """This variant's choice for each knob (``{}`` for a question without knobs)."""
         return self.family.parse(self.qid, self.variant_name) if self.family else {}
 
-    def pick_variant(self, class_seed: int, student: str = "") -> str:
+    def pick_variant(self, class_seed: int | str, student: str = "", modulo: bool = False) -> str:
         """The variant drawn for ``class_seed`` (and ``student``): never the public one, if
-        the question has others."""
+        the question has others. ``modulo``: the draw of class notebooks made before the
+        release stored each student's variants (:meth:`Family.draw_modulo`)."""
         if self.family is None:
             return "public"
         key = f"{class_seed}:{student}:{self.qid}" if student else f"{class_seed}:{self.qid}"
-        return self.family.name(self.family.draw(key))
+        draw = self.family.draw_modulo if modulo else self.family.draw
+        return self.family.name(draw(key))
+
+    @property
+    def call(self) -> str:
+        """How a notebook names this question: ``exercise('basics.pick_per_row')``; a class's
+        own variant ``mine.exercise(...)``; another variant with its name."""
+        if self.own:
+            return f"mine.exercise({self.qid!r})"
+        if self.variant_name == "public":
+            return f"exercise({self.qid!r})"
+        return f"exercise({self.qid!r}, {self.variant_name!r})"
 
     def task_text(self, tr: Callable[[str], str] = _) -> str:
         """The task in the language of ``tr`` (``_``: the learner's)."""
