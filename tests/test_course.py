@@ -226,9 +226,13 @@ def test_check_explains_wrong_answers_edited_and_deleted_tests_and_endless_loops
     done = cli("check", str(student), "--timeout", "5")
     assert done.returncode == 1
     out = done.stdout
-    assert "pick_per_row" in out and "This test cell was edited" in out
+    # an edited test cell changes no verdict (its wrong answer still fails), with a note
+    assert "The test cell test_pick_per_row was edited: grading uses the course's own test" in out
+    assert "Incorrect (basics.pick_per_row)" in out  # judged as usual
     assert "longer than 5 s" in out
-    assert "reverse_index" in out and "was deleted" in out and "0/8 points" in out
+    assert "The test cell test_reverse_index was deleted: grading uses" in out
+    assert "Not judged: check needs the test cell" in out and "0/8 points" in out
+    assert "refuses" not in out
 
 
 def test_check_refuses_what_is_not_a_course_notebook(tmp_path):

@@ -29,6 +29,7 @@ from gather_course import exercise
 from gather_course.course._course import assignments, nbgrader_api
 from gather_course.grading._sandbox import SANDBOX, isolation
 from gather_course.grading._submission import graded_cells
+from gather_course.grading._test_notes import deleted_test_note, edited_test_note
 from tests.answers import WRONG
 from tests.helpers import ROOT, fill_cells
 
@@ -423,14 +424,31 @@ def test_attacks_on_the_machine_change_nothing_but_their_own_score(graded):
 def test_broken_submissions_are_not_graded_with_the_reason(graded):
     root, done, _ = graded["basics"]
     rows = _csv(root, "basics")
-    assert (
-        rows["edits_test"]["status"] == "NOT GRADED"
-        and "was edited" in rows["edits_test"]["problem"]
-    )
-    assert "was deleted" in rows["deletes_test"]["problem"]
     assert "not a readable notebook" in rows["corrupt"]["problem"]
     assert rows["magic_in_answer"]["score"] == rows["solution"]["score"]  # refused, noted
     assert "%timeit" in done.stdout and "IPython syntax" in done.stdout
+
+
+def test_an_edited_or_deleted_test_cell_is_graded_with_a_note(graded):
+    """Grading never runs test cells: the student's `pass` in place of the first test, or no
+    first test at all, changes no score (nbgrader puts the released cell back, and the
+    verdict into it); the note says so in the feedback and in the instructor's report."""
+    root, done, _ = graded["basics"]
+    rows = _csv(root, "basics")
+    (_, _, test, _), *_ = _expected("basics")
+    for student, note in (
+        ("edits_test", edited_test_note(test)),
+        ("deletes_test", deleted_test_note(test)),
+    ):
+        row = rows[student]
+        assert row["status"] == "graded" and row["problem"] == "", row
+        assert row["score"] == rows["solution"]["score"] and float(row[test]) > 0, row
+        assert done.stdout.count(note) == 1  # in the report, that student's alone
+        graded_nb = nbformat.read(root / "autograded" / student / "basics" / "basics.ipynb", 4)
+        [cell] = [
+            c for c in graded_nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == test
+        ]
+        assert note in "".join(o.get("text", "") for o in cell.outputs), cell.outputs
 
 
 def test_the_gradebook_has_the_scores_and_the_secret_stays_in_the_log(graded):
@@ -439,9 +457,9 @@ def test_the_gradebook_has_the_scores_and_the_secret_stays_in_the_log(graded):
 
     rows = _csv(root, "basics")
     with Gradebook(f"sqlite:///{root / 'gradebook.db'}") as gb:
-        for student in ("solution", "wrong_odd", "edits_test"):
+        for student in ("solution", "wrong_odd", "edits_test", "deletes_test"):
             assert gb.find_submission("basics", student).score == float(rows[student]["score"])
-        flagged = gb.find_submission("basics", "edits_test").needs_manual_grade
+        flagged = gb.find_submission("basics", "kills_grader").needs_manual_grade  # NOT GRADED
     assert flagged  # formgrader shows it needs a look
     log = (root / "grading-log.jsonl").read_text()
     seed = str(__import__("json").loads(log.splitlines()[-1])["secret_seed"])

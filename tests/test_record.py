@@ -78,7 +78,7 @@ def _results() -> tuple[dict, dict]:
         }
         notes = ["the cell after the answer prints"] if student == "ada" else []
         results[student] = {"student": student, "verdicts": verdicts, "notes": notes}
-    problems = {"dee": "the test cell test_gather_loop was edited.", "eve": "missing"}
+    problems = {"dee": "this student is not on the class roster (class.json)", "eve": "missing"}
     return results, problems
 
 

@@ -61,21 +61,32 @@ def student_job(
     return StudentJob(student, files, {} if variants is None else variants)
 
 
-def _check_tests(nb: Any, released: Any) -> str:
-    """Why a submitted notebook cannot be graded (a test cell deleted or edited), or ''."""
+def _check_tests(nb: Any, released: Any) -> list[str]:
+    """The student's notes on the test cells they deleted or edited: graded all the same.
+
+    Grading never runs a submission's test cells: the referee judges each question from the
+    released notebook's (:func:`graded_cells` of ``released``), and nbgrader's autograde puts
+    the released cell back (``OverwriteCells``, and ``add_missing_cells`` in the course's
+    nbgrader_config.py for a deleted one) before the verdict goes into it. The notes are the
+    words ``gather-course check`` says (:mod:`._test_notes`), in the student's language.
+    """
     from nbgrader.utils import compute_checksum
 
+    from ._test_notes import deleted_test_note, edited_test_note
+
     mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    notes = []
     for gid, _qid, _points in graded_cells(released):
         if gid not in mine:
-            return f"the test cell {gid} was deleted."
+            notes.append(deleted_test_note(gid))
+            continue
         original = next(
             c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
         )
         checksum = original.metadata["nbgrader"].get("checksum")
         if checksum and compute_checksum(mine[gid]) != checksum:
-            return f"the test cell {gid} was edited."
-    return ""
+            notes.append(edited_test_note(gid))
+    return notes
 
 
 def own_variant(qid: str, variants: dict[str, str] | None) -> str:
@@ -116,13 +127,10 @@ def referee_files(
             nb = nbformat.reads(text, as_version=4)
         except Exception as exc:  # noqa: BLE001 - a file that is not a notebook
             raise NotGraded(f"{name} is not a readable notebook ({type(exc).__name__}).") from None
-        problem = _check_tests(nb, reference)
-        if problem:
-            raise NotGraded(f"{name}: {problem} Grading needs the course's test cells as released.")
         submission = read_submission(nb, reference)
-        notes += submission.notes
+        notes += _check_tests(nb, reference) + submission.notes  # graded all the same
         for gid, qid, _points in graded_cells(reference):
-            plan = Plan.make(own_variant(qid, variants), secret)
+            plan = Plan.make(own_variant(qid, variants), secret, own=qid.endswith(f":{OWN}"))
             verdicts[gid] = referee.judge(submission, plan)
     return verdicts, notes
 

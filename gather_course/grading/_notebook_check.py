@@ -3,11 +3,14 @@
 ``gather-course check`` and ``progress`` call :func:`check_notebook`: the notebook's answer
 cells run in a sandboxed worker (never in this process) and the verdicts are the ones
 grading gives on the visible cases, so what ``check`` says is what grading gives.
+
+A test cell the learner edited or deleted changes no verdict: neither ``check`` nor grading
+runs test cells (the referee judges each question itself, from the course's own test, as
+released). Both say so in the same words (:mod:`._test_notes`).
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,11 +19,12 @@ from .._errors import GatherCourseError
 from .._i18n import N_, _
 from .._tier import Tier
 from ..course._course import notebook_file
-from ..questions._classroom import MyClass
+from ..questions._classroom import setup_call
 from ._classjob import own_variant
 from ._referee import Plan, Referee
 from ._sandbox import Worker
 from ._submission import OWN, graded_cells, read_submission
+from ._test_notes import deleted_test_note, edited_test_note
 
 
 @dataclass
@@ -31,7 +35,7 @@ class QuestionReport:
     points: float
     score: float
     message: str
-    status: str = ""  # passed, not attempted, failing, edited or deleted
+    status: str = ""  # passed, not attempted, failing; edited or deleted (not judged)
 
     @property
     def passed(self) -> bool:
@@ -44,24 +48,22 @@ def _is_ours(nb: Any) -> bool:
     return isinstance(nb.metadata.get("gather_course"), dict) and any(is_grade(c) for c in nb.cells)
 
 
-_MY_CLASS = re.compile(r"""my_class\(["']([0-9a-f]+)["'],\s*roster=["']([0-9a-f ]*)["']\)""")
-
-
 def _own_variants(nb: Any) -> dict[str, str]:
-    """A class release's: {qid: this student's variant}, from the key in its setup cell and
-    the student's id, as the notebook's own cells find them; {} for other notebooks."""
+    """A class release's: {qid: this student's variant}, from the class its setup cell opens
+    and the student's id, as the notebook's own cells find them; {} for other notebooks."""
     qids = [q.partition(":")[0] for _g, q, _p in graded_cells(nb) if q.endswith(f":{OWN}")]
     if not qids:
         return {}
-    found = next((m for c in nb.cells if (m := _MY_CLASS.search(c.source))), None)
-    if found is None:
+    mine = next(
+        (m for c in nb.cells if c.cell_type == "code" and (m := setup_call(c.source))), None
+    )
+    if mine is None:
         raise GatherCourseError(
             _(
                 "This notebook's test cells check each student's own variant, but its setup "
                 "cell no longer opens the class (my_class). Take a fresh copy of the notebook."
             )
         )
-    mine = MyClass(found.group(1), found.group(2))
     problem = mine.problem()
     if problem:
         raise GatherCourseError(problem)
@@ -107,7 +109,8 @@ def check_notebook(
 ) -> tuple[list[QuestionReport], list[str]]:
     """Judge a learner's notebook with the referee, without the hidden cases.
 
-    Returns a report per graded test cell, and notes on cells grading would not run.
+    Returns a report per graded test cell, and notes: on test cells edited or deleted (their
+    question is judged all the same), and on cells grading would not run.
 
     The same path as grading: the notebook's answer cells run in a sandboxed worker, never in
     this process, and the verdicts are the ones grading gives on the visible cases. Output to
@@ -115,15 +118,17 @@ def check_notebook(
     its worker between notebooks (the caller closes it).
     """
     nb = _read_ours(path)
-    changed = _edited_tests(nb)
     submission = read_submission(nb, nb)
+    edited = _edited_tests(nb)
+    notes = [edited_test_note(gid) for gid, _q, _p in graded_cells(nb) if gid in edited]
     variants = _own_variants(nb)
     own = referee is None
     referee = Referee(Worker, call_limit=timeout) if own else referee
     reports = []
     try:
         for gid, qid, points in graded_cells(nb):
-            result = referee.judge(submission, Plan.make(own_variant(qid, variants), None))
+            plan = Plan.make(own_variant(qid, variants), None, own=qid.endswith(f":{OWN}"))
+            result = referee.judge(submission, plan)  # an edited test cell: the same
             message = "" if result.passed else str(result)
             status = (
                 N_("passed")
@@ -132,31 +137,31 @@ def check_notebook(
                 if result.tier == Tier.NOT_ATTEMPTED
                 else N_("failing")
             )
-            if gid in changed:
-                status, message = (
-                    N_("edited"),
-                    _(
-                        "This test cell was edited. Grading refuses a notebook whose test "
-                        "cells were changed; undo your change to the cell."
-                    ),
-                )
             reports.append(QuestionReport(gid, points, 0.0 if message else points, message, status))
     finally:
         if own:
             referee.close()
-    present = {r.grade_id for r in reports}
+    for report, note in _unjudged(nb, {r.grade_id for r in reports}, edited):
+        reports.append(report)
+        notes.append(note)
+    return reports, notes + submission.notes
+
+
+def _unjudged(nb: Any, judged: set[str], edited: set[str]) -> list[tuple[QuestionReport, str]]:
+    """A report and a note for each test cell of the notebook's metadata that ``check`` could
+    not judge: deleted, or edited until it names no question (which one it checked went
+    with the cell's text). Grading judges them all the same, from the released cells."""
+    found = []
     for gid, points in nb.metadata["gather_course"].get("tests", {}).items():
-        if gid not in present:
-            reports.append(
-                QuestionReport(
-                    gid,
-                    float(points),
-                    0.0,
-                    _(
-                        "This test cell was deleted. Grading refuses a notebook without its "
-                        "test cells; restore it (copy it from a fresh exercise notebook)."
-                    ),
-                    N_("deleted"),
-                )
-            )
-    return reports, submission.notes
+        if gid in judged:
+            continue
+        message = _(
+            "Not judged: check needs the test cell as released to know its question (grading "
+            "does not). To see its verdict here, copy the cell back from a fresh exercise "
+            "notebook."
+        )
+        gone = gid not in edited  # (an edited cell is still there)
+        status = N_("deleted") if gone else N_("edited")
+        note = deleted_test_note(gid) if gone else edited_test_note(gid)
+        found.append((QuestionReport(gid, float(points), 0.0, message, status), note))
+    return found

@@ -77,6 +77,9 @@ def _preprocessors(verdicts_file: Path) -> dict[str, Any]:
             p.AssignLatePenaltiesOnce,
         ],
         "RefereeVerdicts.verdicts_file": str(verdicts_file),
+        # a test cell the student deleted comes back as released (whatever the course's
+        # config says): its question is graded, as the referee judged it
+        "OverwriteCells.add_missing_cells": True,
         # the notebook is validated once per pass, not after every preprocessor (nbconvert's
         # own option): a notebook that is not valid is refused all the same
         "Exporter.optimistic_validation": True,

@@ -1,0 +1,82 @@
+"""A test cell the learner edited or deleted (issue 48): graded all the same, with a note.
+
+Grading never runs a submission's test cells (the referee judges each question from the
+released notebook's), so an edited test cell gains nothing and a deleted one loses nothing;
+the note says so in the student's feedback, and ``gather-course check`` says it in the same
+words."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+from gather_course.grading._classjob import StudentJob, judge_student
+from gather_course.grading._notebook_check import check_notebook
+from gather_course.grading._referee import Referee
+from gather_course.grading._sandbox import Worker
+from gather_course.grading._submission import graded_cells
+from gather_course.grading._test_notes import deleted_test_note, edited_test_note
+from tests import test_grading_e2e as e2e
+from tests.helpers import ROOT, fill_cells
+
+RELEASED = ROOT / "exercises" / "basics" / "basics.ipynb"
+
+
+@pytest.fixture(scope="module")
+def referee():
+    ref = Referee(Worker, call_limit=10)
+    yield ref
+    ref.close()
+
+
+@pytest.fixture(scope="module")
+def tampered():
+    """basics with every answer right but the first, whose test cell says ``pass`` (an edit
+    that would make a run of the notebook look fine); the second test cell deleted; the
+    third with a comment added."""
+    released = nbformat.read(RELEASED, 4)
+    qs = e2e._questions(released)
+    assert len(qs) >= 3
+    (q0, a0, t0, _), (_, _, t1, _), (_, _, t2, _) = qs[:3]
+    answers = {cell: e2e._solution(qid) for qid, cell, _, _ in qs}
+    answers[a0] = e2e._typical_wrong(q0)
+    original = {c.metadata["nbgrader"]["grade_id"]: c.source for c in released.cells
+                if c.metadata.get("nbgrader", {}).get("grade_id")}  # fmt: skip
+    tests = {t0: "pass", t1: None, t2: original[t2] + "\n# I read this test"}
+    return released, fill_cells(released, answers, tests), (t0, t1, t2)
+
+
+def test_edited_and_deleted_test_cells_are_graded_with_a_note(referee, tampered):
+    released, nb, (edited_to_pass, deleted, commented) = tampered
+    job = StudentJob("s00000_tampered", {"basics.ipynb": nbformat.writes(nb)})
+    result = judge_student(referee, job, {"basics.ipynb": released}, 1)
+    assert result["problem"] == "", result["problem"]  # graded, not NOT GRADED
+    verdicts = result["verdicts"]
+    assert sorted(verdicts) == sorted(gid for gid, _q, _p in graded_cells(released))
+    assert not verdicts[edited_to_pass]["passed"]  # its `pass` changed nothing: still wrong
+    assert verdicts[deleted]["passed"] and verdicts[commented]["passed"]
+    assert all(v["passed"] for gid, v in verdicts.items() if gid != edited_to_pass)
+    notes = result["notes"]
+    assert edited_test_note(edited_to_pass) in notes and edited_test_note(commented) in notes
+    assert deleted_test_note(deleted) in notes
+    assert "course's own test, as released" in edited_test_note(commented)
+    assert len([n for n in notes if "The test cell" in n]) == 3  # the untouched ones: none
+
+
+def test_check_says_in_the_same_words_what_grading_does(referee, tampered, tmp_path):
+    released, nb, (edited_to_pass, deleted, commented) = tampered
+    path = tmp_path / "basics.ipynb"
+    nbformat.write(nb, path)
+    reports, notes = check_notebook(path, referee=referee)
+    job = StudentJob("s00000_tampered", {"basics.ipynb": nbformat.writes(nb)})
+    graded = judge_student(referee, job, {"basics.ipynb": released}, 1)
+    about_tests = sorted(n for n in notes if n.startswith("The test cell"))
+    assert about_tests == sorted(n for n in graded["notes"] if n.startswith("The test cell"))
+    by_gid = {r.grade_id: r for r in reports}
+    assert set(by_gid) == {gid for gid, _q, _p in graded_cells(released)}
+    assert by_gid[commented].passed and by_gid[commented].status == "passed"  # judged
+    for gid, status in ((edited_to_pass, "edited"), (deleted, "deleted")):  # not judgeable
+        assert by_gid[gid].status == status and by_gid[gid].score == 0
+        assert by_gid[gid].message.startswith("Not judged") and "grading" in by_gid[gid].message
+    for r in reports:
+        assert "refuses" not in r.message  # grading refuses no notebook for its test cells
