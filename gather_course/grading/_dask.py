@@ -25,7 +25,7 @@ from ._classjob import StudentJob, baselines, judge_student
 from ._failures import GraderBroken
 from ._referee import CALL_LIMIT, Referee
 from ._sandbox import SANDBOX, Worker, isolation
-from ._scheduler_address import check, probe
+from ._scheduler_address import check, probe, unparse
 from ._tls import security
 
 PLUGIN = "gather-course-referees"
@@ -215,8 +215,8 @@ def _connect(scheduler: str, certificates: str | None, insecure: bool) -> Client
     found = probe(scheme, host, port, context)
     if found:
         raise GatherCourseError(f"no Dask scheduler to grade with at {scheduler}: {found}")
-    try:
-        return Client(scheduler, security=sec, timeout=_CONNECT)
+    try:  # the address as checked: the port written (8786 when none was given)
+        return Client(unparse(scheme, host, port), security=sec, timeout=_CONNECT)
     except Exception as exc:  # noqa: BLE001 - whatever Dask met on the way: one line
         raise GatherCourseError(
             f"could not connect to the Dask scheduler at {scheduler} "

@@ -3,41 +3,85 @@
 ``grade --scheduler ADDRESS`` takes ``tls://HOST:PORT`` with the class's certificates, or
 ``tcp://HOST:PORT`` on this machine's loopback only (a scheduler without TLS runs whatever
 anyone who reaches it asks): another host is refused before anything connects, unless the
-instructor says ``--insecure``. Then :func:`probe` looks at what answers, so a mistyped
+instructor says ``--insecure``. Without ``:PORT`` the port is Dask's scheduler's default,
+8786 (``tls://grader-1`` is ``tls://grader-1:8786``); an IPv6 host goes in brackets
+(``tls://[2001:db8::1]:8786``). Any other form is one line that says what was expected and
+what was given. Then :func:`probe` looks at what answers, so a mistyped
 address is one line that says what was tried, what was found and what to check, not a
 traceback from Dask reading a web server's reply as a frame length.
 
 >>> parse("tls://grader-1:8786"), is_loopback("127.0.0.2"), is_loopback("grader-1")
 (('tls', 'grader-1', 8786), True, False)
+>>> parse("tls://grader-1"), unparse("tcp", "::1", 8786)
+(('tls', 'grader-1', 8786), 'tcp://[::1]:8786')
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 import ssl
-from typing import Any
+from typing import Any, NoReturn
 
 from .._errors import GatherCourseError
 
 DEFAULT_PORT = 8786  # Dask's scheduler's
 _WAIT = 3.0  # seconds for each look at the other end
 _DASK_GREETING = b"pickle-protocol"  # in the handshake a Dask comm sends as it opens
-_FORMS = "tls://HOST:PORT (with the class's certificates), tcp://127.0.0.1:PORT or local:N"
+_FORMS = (
+    f"tls://HOST:PORT (with the class's certificates; PORT defaults to {DEFAULT_PORT}), "
+    "tcp://127.0.0.1:PORT or local:N"
+)
 
 
 def parse(address: str) -> tuple[str, str, int]:
-    """(scheme, host, port) of a Dask address; ``HOST:PORT`` alone is ``tcp``."""
-    scheme, sep, rest = address.partition("://")
+    """(scheme, host, port) of a Dask address: ``tls://HOST:PORT``, ``tcp://HOST:PORT`` or
+    ``HOST:PORT`` (``tcp``); without ``:PORT``, Dask's default scheduler port 8786. An IPv6
+    host goes in brackets (``[::1]:8786``). Else :class:`GatherCourseError`, one line with
+    what was expected, what was given and what is wrong with it."""
+    scheme, sep, rest = address.strip().partition("://")
     if not sep:
-        scheme, rest = "tcp", address
-    host, colon, port = rest.rpartition(":")
-    if not colon or "]" in port:  # no port (an IPv6 host's colons are in brackets)
-        host, port = rest, str(DEFAULT_PORT)
-    host = host.strip("[]")
-    if scheme not in ("tcp", "tls") or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise GatherCourseError(f"--scheduler: expected {_FORMS}; got {address!r}")
+        scheme, rest = "tcp", address.strip()
+    if scheme not in ("tcp", "tls"):
+        _malformed(address, f"the scheme is {scheme!r}, not tls:// or tcp://")
+    if rest.startswith("["):  # an IPv6 host: [HOST] or [HOST]:PORT
+        host, bracket, tail = rest[1:].partition("]")
+        if not bracket or (tail and not tail.startswith(":")):
+            _malformed(address, "an IPv6 host is [ADDRESS] or [ADDRESS]:PORT")
+        port = tail[1:] if tail else str(DEFAULT_PORT)
+        if not _is_ipv6(host):
+            _malformed(address, f"{host!r} is not an IPv6 address")
+    else:
+        host, colon, port = rest.rpartition(":")
+        if not colon:
+            host, port = rest, str(DEFAULT_PORT)
+        if ":" in host:
+            _malformed(address, "an IPv6 host goes in brackets, as [::1]:8786")
+        if not _HOST.fullmatch(host):
+            _malformed(address, f"{host!r} is not a host name or address" if host else "no host")
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        _malformed(address, f"the port {port!r} is not a number from 1 to 65535")
     return scheme, host, int(port)
+
+
+def unparse(scheme: str, host: str, port: int) -> str:
+    """The address Dask is given: the port always written, an IPv6 host in brackets."""
+    return f"{scheme}://[{host}]:{port}" if ":" in host else f"{scheme}://{host}:{port}"
+
+
+_HOST = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_.-]*[A-Za-z0-9_])?")  # a name or an IPv4 address
+
+
+def _is_ipv6(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).version == 6
+    except ValueError:
+        return False
+
+
+def _malformed(address: str, why: str) -> NoReturn:
+    raise GatherCourseError(f"--scheduler: expected {_FORMS}; got {address!r} ({why})")
 
 
 def is_loopback(host: str) -> bool:
@@ -63,14 +107,14 @@ def check(address: str, *, certificates: bool, insecure: bool) -> tuple[str, str
     if scheme == "tcp" and certificates:
         raise GatherCourseError(
             f"--scheduler {address}: the certificates are for a TLS scheduler: use "
-            f"tls://{host}:{port} (a scheduler started with --protocol tls and them)"
+            f"{unparse('tls', host, port)} (a scheduler started with --protocol tls and them)"
         )
     if scheme == "tcp" and not is_loopback(host) and not insecure:
         raise GatherCourseError(
             f"refused --scheduler {address}: a scheduler without TLS runs whatever anyone who "
             f"reaches {host}:{port} sends, on the workers that decide every grade. Make the "
             "class's certificates (gather-course certificates DIR), start the cluster with "
-            f"them (DIR/README.txt), and grade with --scheduler tls://{host}:{port} "
+            f"them (DIR/README.txt), and grade with --scheduler {unparse('tls', host, port)} "
             "--certificates DIR; on a network no student can reach, --insecure says so"
         )
     return scheme, host, port

@@ -137,17 +137,22 @@ Copy to each machine (scp, with the keys' permissions kept), and nowhere a stude
   each grading machine:     ca.pem worker.pem worker-key.pem
   the instructor's machine: ca.pem client.pem client-key.pem (this folder will do)
 
+Every Dask process is bound to one named address (--host): a scheduler runs code for
+whoever reaches it, and without --host Dask listens on every interface of the machine.
+SCHEDULER-IP and WORKER-IP are each machine's private address on the graders' network
+(127.0.0.1 for all of them to try the cluster on one machine).
+
 On the scheduler's machine (no dashboard, and its web pages, which Dask serves even
 without one, on the loopback only: they would be a door of their own):
-  dask scheduler --protocol tls --port 8786 --no-dashboard \\
+  dask scheduler --protocol tls --host SCHEDULER-IP --port 8786 --no-dashboard \\
       --dashboard-address 127.0.0.1:8787 \\
       --tls-ca-file ca.pem --tls-cert scheduler.pem --tls-key scheduler-key.pem
 On each grading machine:
-  dask worker tls://SCHEDULER-HOST:8786 --nthreads 4 --no-dashboard \\
+  dask worker tls://SCHEDULER-IP:8786 --host WORKER-IP --nthreads 4 --no-dashboard \\
       --dashboard-address 127.0.0.1:0 \\
       --tls-ca-file ca.pem --tls-cert worker.pem --tls-key worker-key.pem
 On the instructor's machine:
-  gather-course grade ASSIGNMENT --scheduler tls://SCHEDULER-HOST:8786 --certificates {d}
+  gather-course grade ASSIGNMENT --scheduler tls://SCHEDULER-IP:8786 --certificates {d}
   (or, in the course's nbgrader_config.py: c.GatherCourse.certificates = "{d}")
 
 A key that may have leaked: make a new folder and restart the cluster with it.
