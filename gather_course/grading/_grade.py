@@ -29,6 +29,7 @@ from ._private import close_course, private_file
 from ._receipts import SubmissionTime, TimeSource, refused, submission_times, time_note
 from ._receipts import read as read_receipts
 from ._record import Recorder
+from ._regrade import compared, keep_earlier
 from ._verdict_log import VerdictLog
 
 LOG = "grading-log.jsonl"  # the instructor's log, in the course root
@@ -101,7 +102,7 @@ def grade_class(
     assignment: str,
     csv_path: Path,
     timeout: float | None = None,
-    progress: TextIO = sys.stderr,
+    progress: TextIO | None = None,
     jobs: int | None = None,
     require_sandbox: bool = False,
     pool: Any = None,
@@ -117,6 +118,7 @@ def grade_class(
     is kept in the journal as it arrives: a run cut short is taken up by the next one.
     """
     known_assignment(root, assignment)
+    progress = progress or sys.stderr  # (the stderr of the moment: a caller may redirect it)
     csv_path = csv_target(root, csv_path)
     students = submissions(root, assignment)
     if not students:
@@ -153,6 +155,7 @@ def grade_class(
         },
     )
     released = _released(root, assignment)
+    earlier = keep_earlier(root, assignment, csv_path)  # graded before: its grades are kept
     log = VerdictLog(csv_path, assignment, released, edition(next(iter(released.values()))))
     recorder = Recorder(root, assignment, times)  # written while the judging goes on
     try:
@@ -170,6 +173,8 @@ def grade_class(
         recorder.close()
         log.close()
     _write_csv(csv_path, outcomes)
+    if earlier is not None:
+        progress.write("".join(line + "\n" for line in compared(earlier, csv_path)))
     return outcomes
 
 
@@ -234,7 +239,9 @@ def _judge_all(
     arrives)."""
     results: dict[str, dict[str, Any]] = {}
     todo = []
-    own = own_variants(root, released)
+    own, note = own_variants(root, assignment, released)
+    if note:
+        progress.write(note + "\n")
     for student in students:
         folder = root / "submitted" / student / assignment
         job = student_job(folder, student, released, own(student))

@@ -3,6 +3,7 @@ grading kept; outside the grader's trusted base (it draws, grading never does)."
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from .._errors import GatherCourseError
@@ -12,6 +13,7 @@ from .._i18n import speaking
 def write_report(csv_path: Path) -> list[Path]:
     """The report of the grading run that wrote ``csv_path``: HTML, CSV and JSON beside it,
     in the class's language. Reads the verdict log grading kept; runs nothing."""
+    from ..grading._regrade import read_changes
     from ..grading._verdict_log import log_path, read_log
     from ._numbers import class_numbers
     from ._page import write_files
@@ -25,6 +27,9 @@ def write_report(csv_path: Path) -> list[Path]:
     header, entries, seconds = read_log(log)
     if not header:
         raise GatherCourseError(f"{log} has no header line: is it a verdict log of grading?")
+    found, since = read_changes(csv_path)  # graded again: what changed, per student
     with speaking(header.get("lang", "en")):
         numbers = class_numbers(header, entries, seconds)
+        numbers.changes = [dataclasses.asdict(c) for c in found]
+        numbers.changes_since = since
         return write_files(numbers, csv_path)

@@ -80,6 +80,9 @@ class ClassNumbers:
     questions: list[QuestionRow]
     times: list[TimeRow] = field(default_factory=list)
     refused: list[dict[str, str]] = field(default_factory=list)  # collecting's refusals
+    # graded again: what changed since the run kept in .grading/history/<a>/<changes_since>
+    changes: list[dict[str, Any]] = field(default_factory=list)
+    changes_since: str = ""
 
     @property
     def flagged(self) -> list[tuple[str, VariantRow]]:

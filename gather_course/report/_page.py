@@ -101,6 +101,17 @@ _T = {  # every sentence of the page, as bank texts
         "submission, if any, was graded. Their files are set aside in the course folder's "
         "refused/."
     ),
+    "changes": N_("Changes since the earlier grading"),
+    "changes_note": N_(
+        "This assignment was graded again. The earlier run's grades and verdicts are kept in "
+        "the course folder's .grading/history/{assignment}/{since}/; each row is a question "
+        "(or a whole submission: total) whose points changed, with the verdict before and "
+        "after."
+    ),
+    "before": N_("before"),
+    "after": N_("after"),
+    "was": N_("was"),
+    "now": N_("now"),
     "claimed": N_("claims to be"),
     "written_by": N_("written by"),
 }
@@ -211,6 +222,25 @@ def _times(numbers: ClassNumbers) -> list[str]:
     return out
 
 
+def _changes(numbers: ClassNumbers) -> list[str]:
+    """Graded again: what changed per student and question (nothing where graded once)."""
+    if not numbers.changes:
+        return []
+    out = [f"<h2>{_t('changes')}</h2>"]
+    head = ("student", "question", "before", "after", "was", "now")
+    out.append("<table><tr>" + "".join(f"<th>{_t(h)}</th>" for h in head) + "</tr>")
+    for c in numbers.changes:
+        points = [_num(c["before"], 1), _num(c["after"], 1)]
+        words = [html.escape(_(c["was"])), html.escape(_(c["now"]))]
+        out.append(
+            f"<tr><td>{html.escape(c['student'])}</td><td><code>{html.escape(c['question'])}"
+            f"</code></td>" + "".join(f'<td class="n">{p}</td>' for p in points)
+            + "".join(f"<td>{w}</td>" for w in words) + "</tr>"
+        )  # fmt: skip
+    note = _t("changes_note", assignment=numbers.assignment, since=numbers.changes_since)
+    return [*out, "</table>", f'<p class="note">{html.escape(note)}</p>']
+
+
 def page(numbers: ClassNumbers) -> str:
     """The report as one HTML page, in the current language."""
     graded = len(numbers.scores)
@@ -234,6 +264,7 @@ def page(numbers: ClassNumbers) -> str:
         *[line for q in numbers.questions for line in _diagnoses(q)],
         *_variants(numbers),
         *_times(numbers),
+        *_changes(numbers),
         f"<h2>{_t('not_graded')}</h2>",
     ]
     if numbers.not_graded:
