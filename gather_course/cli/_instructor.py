@@ -1,5 +1,5 @@
-"""The instructor's and maintainer's commands: ``release``, ``grade``, ``similar``,
-``twins``, ``execute`` and ``bench``. They speak English (docs/instructor-guide.md).
+"""The instructor's and maintainer's commands: ``release``, ``tasks``, ``grade``,
+``similar``, ``twins``, ``execute`` and ``bench``. They speak English (docs/instructor-guide.md).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ def add_commands(sub: Any) -> None:
     """The instructor's and maintainer's subcommands, on ``gather-course``'s parser."""
     _add_twins(sub)
     _add_release(sub)
+    _add_tasks(sub)
     _add_grade(sub)
     _add_certificates(sub)
     _add_report(sub)
@@ -63,6 +64,17 @@ def _add_release(sub: Any) -> None:
     p.set_defaults(func=_release)
 
 
+def _add_tasks(sub: Any) -> None:
+    """``gather-course tasks``."""
+    p = sub.add_parser(
+        "tasks", help=_("show a student's own tasks in a class release, as their notebook does")
+    )
+    p.add_argument("student", help="the student's id, as on the class's roster")
+    p.add_argument("assignment", nargs="?", help="e.g. basics (default: every assignment)")
+    p.add_argument("--course", default=".", help="the class's folder, with class.json (default: .)")
+    p.set_defaults(func=_tasks)
+
+
 def _add_grade(sub: Any) -> None:
     """``gather-course grade``."""
     p = sub.add_parser("grade", help=_("grade every submission of one or more assignments"))
@@ -85,8 +97,8 @@ def _add_grade(sub: Any) -> None:
     p.add_argument(
         "--scheduler",
         help="grade on a Dask cluster: local:N starts N local worker processes (TLS, on the "
-        "loopback), or the address of a running scheduler: tls://HOST:8786 with "
-        "--certificates; default: this machine's pool",
+        "loopback), or the address of a running scheduler: tls://HOST:PORT with "
+        "--certificates (PORT: 8786 when left out); default: this machine's pool",
     )
     p.add_argument(
         "--certificates",
@@ -243,6 +255,13 @@ def _release(args: argparse.Namespace) -> int:
         return 0
     for path in release(root, Path(args.out) if args.out else None):
         print(f"wrote {path}")
+    return 0
+
+
+def _tasks(args: argparse.Namespace) -> int:
+    from ..grading._tasks import tasks_report
+
+    print(tasks_report(Path(args.course), args.student, args.assignment))
     return 0
 
 
