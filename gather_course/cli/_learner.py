@@ -8,10 +8,13 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import GatherCourseError
 from .._i18n import _
+
+if TYPE_CHECKING:
+    from ..course._workcopy import Copied
 
 
 def add_commands(sub: Any) -> None:
@@ -117,6 +120,7 @@ def _start(args: argparse.Namespace) -> int:
 def _start_in_language(args: argparse.Namespace) -> int:
     from ..course._workcopy import (
         DEFAULT_DIR,
+        MARKER,
         lab_command,
         make_working_copy,
         remember,
@@ -127,6 +131,13 @@ def _start_in_language(args: argparse.Namespace) -> int:
     copied = make_working_copy(args.dir, lang=args.lang)
     where = copied.folder
     remember(where)  # `progress` run from any other folder shows this one
+    if copied.set_aside is not None:
+        print(
+            _(
+                "Could not read {marker}, this working copy's record of what it was given: "
+                "kept it as {aside} and started a new record."
+            ).format(marker=MARKER, aside=copied.set_aside.name)
+        )
     if copied.added:
         print(_("Copied {n} notebooks into {where}.").format(n=len(copied.added), where=where))
     if copied.kept:
@@ -135,6 +146,7 @@ def _start_in_language(args: argparse.Namespace) -> int:
                 "Kept {n} notebooks already there as they are (your work is never overwritten)."
             ).format(n=len(copied.kept))
         )
+    _say_course_changes(copied)
     if args.no_lab:
         shown = f"{args.dir or DEFAULT_DIR}" + (f" --lang {args.lang}" if args.lang else "")
         print(_("Open it with: gather-course start {where}").format(where=shown))
@@ -155,6 +167,60 @@ def _start_in_language(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say_course_changes(copied: Copied) -> None:
+    """What ``start`` brought over from a course that changed since the working copy was
+    made, one line each."""
+    from .._i18n import listed
+
+    if copied.unrecorded:
+        print(
+            _(
+                "This working copy was made before gather-course recorded what it copied, so "
+                "it cannot tell which files you changed: where a notebook is not the course's, "
+                "yours is kept and the course's version is put beside it."
+            )
+        )
+    if copied.updated:
+        print(
+            _(
+                "Updated the lectures you had not changed to the course's new version: {files}."
+            ).format(n=len(copied.updated), files=listed(p.name for p in copied.updated))
+        )
+    for mine, new in copied.beside:
+        print(
+            _("Kept your {file} as it is; the course's new version is beside it: {new}.").format(
+                file=mine.as_posix(), new=new.name
+            )
+        )
+    for mine, new in copied.exercises:
+        print(
+            _(
+                "The course's exercise {name} is not the one in your {file}, which is kept as "
+                "it is: the course's version is beside it, {new}. To take it, copy your answers "
+                "into it, then delete yours and rename it {original}."
+            ).format(name=mine.parent.name, file=mine.as_posix(), new=new.name, original=mine.name)
+        )
+
+
+def _say_last_update(folder: Path) -> None:
+    """One line: what the last ``start`` that brought course changes did, if anything."""
+    from ..course._upgrade import last_update
+
+    update = last_update(folder)
+    if update is None:
+        return
+    items = [_("lectures updated: {n}").format(n=len(update.updated))] if update.updated else []
+    items += [
+        _("new version of {file}: {new}").format(file=mine.name, new=new.name)
+        for mine, new in update.beside + update.exercises
+    ]
+    print(
+        _("Course updates at your start on {date}: {items}.").format(
+            date=update.date, items=_("; ").join(items)
+        )
+    )
+
+
 def _progress(args: argparse.Namespace) -> int:
     from .._i18n import choosing
     from ..course._workcopy import exercise_notebooks, progress_folder, working_copy_language
@@ -171,6 +237,7 @@ def _progress(args: argparse.Namespace) -> int:
             ).format(where=folder / "exercises", folder=folder)
         )
     with choosing(working_copy_language(folder)):  # a working copy holds one edition
+        _say_last_update(folder)
         return _progress_report(args, folder, notebooks)
 
 

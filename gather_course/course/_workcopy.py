@@ -1,7 +1,8 @@
 """The learner's working copy: the lectures and the student exercises in a folder they own.
 
-``gather-course start DIR`` makes it (never over a file that is already there) and opens it in
-JupyterLab with the learner's settings; ``gather-course progress DIR`` checks its exercises.
+``gather-course start DIR`` makes it, or brings a corrected course into it (never over the
+learner's work), and opens it in JupyterLab with the learner's settings; ``gather-course
+progress DIR`` checks its exercises.
 The course's own folders are only read, so studying never changes them.
 """
 
@@ -10,13 +11,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _, choosing, setting
+from ._upgrade import BESIDE, LAST, MARKER, read_marker, read_text, sync_file, write_atomic
 
-MARKER = ".gather-course.json"
 DEFAULT_DIR = "~/gather-course-work"
 LEARNER_CONFIG = Path(__file__).parent / "_learner_config"
 
@@ -35,11 +37,25 @@ _COURSE = _installed_course()
 
 @dataclass
 class Copied:
-    """What ``make_working_copy`` did: the files it added and the ones it left as they were."""
+    """What ``make_working_copy`` did: the files it added, the ones it left as they were, and
+    what it brought over from a course that changed since the learner's copy was made.
+
+    ``updated``: lectures the learner had not changed, now the course's new version.
+    ``beside``: (a lecture the learner changed, the course's new version written beside it).
+    ``exercises``: (an exercise, the course's new version beside it); exercises are never
+    overwritten. ``unrecorded``: some of those files had no record of what was copied (a
+    working copy made before records were kept), so they were taken as changed by the
+    learner. ``set_aside``: where a marker that could not be read was moved to.
+    """
 
     folder: Path
     added: list[Path] = field(default_factory=list)
     kept: list[Path] = field(default_factory=list)
+    updated: list[Path] = field(default_factory=list)
+    beside: list[tuple[Path, Path]] = field(default_factory=list)
+    exercises: list[tuple[Path, Path]] = field(default_factory=list)
+    unrecorded: bool = False
+    set_aside: Path | None = None
 
 
 def course_files(course: Path = _COURSE) -> list[Path]:
@@ -80,35 +96,21 @@ def make_working_copy(
 ) -> Copied:
     """Copy the lectures and the student exercises into ``path`` (default ``~/gather-course-work``).
 
-    A file already in the folder is kept as it is: a learner's answers are never overwritten.
     The folder must be new, empty, or an earlier working copy, and outside the course itself.
     ``lang`` picks the edition (default: the learner's language); ``zh`` copies the Chinese
     edition, ``zh/notebooks`` and ``zh/exercises``, into the same layout.
+
+    A learner's work is never overwritten. The marker records the sha256 of each file copied,
+    so a later start can bring a corrected course over: a lecture the learner has not changed
+    is updated in place; a lecture they changed, and every exercise, keeps their version,
+    with the course's new one beside it (``basics.new.ipynb``). See :class:`Copied`.
 
     >>> make_working_copy("~/gather-course-work").folder      # doctest: +SKIP
     PosixPath('/home/me/gather-course-work')
     """
     folder = working_dir(path)
     course = course.resolve()
-    if folder == course or course in folder.parents:
-        raise GatherCourseError(
-            _(
-                "{folder} is inside the course's own folder {course}: your work would change "
-                "the course's files. Pick a folder of your own, e.g. `gather-course start "
-                "{default}`."
-            ).format(folder=folder, course=course, default=DEFAULT_DIR)
-        )
-    if folder.exists() and not folder.is_dir():
-        raise GatherCourseError(
-            _("{folder} is a file; expected a folder for your working copy.").format(folder=folder)
-        )
-    if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
-        raise GatherCourseError(
-            _(
-                "{folder} already holds other files and is not a working copy of the course "
-                "(no {marker}). Pick a new or empty folder, so nothing of yours gets mixed in."
-            ).format(folder=folder, marker=MARKER)
-        )
+    _check_folder(folder, course)
     made_for = _edition_of(folder / MARKER)
     edition = lang or made_for or setting() or "en"  # a working copy reopens in its own
     if edition == "zh":
@@ -129,24 +131,52 @@ def make_working_copy(
                 )
             )
     files = course_files(course)
-    copied = Copied(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    record, set_aside = read_marker(folder / MARKER)
+    copied = Copied(folder, set_aside=set_aside)
+    given = record.get("files")
+    given = given if isinstance(given, dict) else {}
+    entries = {}
     for rel in files:
-        target = folder / rel
-        if target.exists():
-            copied.kept.append(rel)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with open(course / rel, "rb") as src, open(target, "xb") as dst:  # x: never overwrite
-            shutil.copyfileobj(src, dst)
-        copied.added.append(rel)
-    marker = folder / MARKER
-    if not marker.exists():
-        marker.write_text(
-            json.dumps({"course": str(course), "lang": edition}, indent=1) + "\n",
-            encoding="utf-8",
+        entry = given.get(rel.as_posix())
+        entries[rel.as_posix()] = sync_file(
+            folder, course, rel, entry if isinstance(entry, dict) else {}, copied
         )
+    record.update(course=str(course), lang=edition, files=entries)
+    if copied.updated or copied.beside or copied.exercises:
+        record[LAST] = {
+            "date": time.strftime("%Y-%m-%d"),
+            "updated": [p.as_posix() for p in copied.updated],
+            "beside": [[a.as_posix(), b.as_posix()] for a, b in copied.beside],
+            "exercises": [[a.as_posix(), b.as_posix()] for a, b in copied.exercises],
+        }
+    text = json.dumps(record, indent=1, ensure_ascii=False) + "\n"
+    if set_aside is not None or read_text(folder / MARKER) != text:
+        write_atomic(folder / MARKER, text.encode("utf-8"))
     return copied
+
+
+def _check_folder(folder: Path, course: Path) -> None:
+    """Refuse a working copy inside the course, over a file, or in a folder of other files."""
+    if folder == course or course in folder.parents:
+        raise GatherCourseError(
+            _(
+                "{folder} is inside the course's own folder {course}: your work would change "
+                "the course's files. Pick a folder of your own, e.g. `gather-course start "
+                "{default}`."
+            ).format(folder=folder, course=course, default=DEFAULT_DIR)
+        )
+    if folder.exists() and not folder.is_dir():
+        raise GatherCourseError(
+            _("{folder} is a file; expected a folder for your working copy.").format(folder=folder)
+        )
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
+        raise GatherCourseError(
+            _(
+                "{folder} already holds other files and is not a working copy of the course "
+                "(no {marker}). Pick a new or empty folder, so nothing of yours gets mixed in."
+            ).format(folder=folder, marker=MARKER)
+        )
 
 
 EDITIONS = {"en": N_("English"), "zh": N_("Chinese")}  # the editions' names, in messages
@@ -159,13 +189,27 @@ def copy_edition(path: str | Path | None) -> str | None:
 
 
 def _edition_of(marker: Path) -> str | None:
-    """The edition (``en``, ``zh``) an earlier working copy was made of; None when new."""
+    """The edition (``en``, ``zh``) an earlier working copy was made of; None when new. A
+    marker that cannot be read: the edition its lectures say they are."""
     if not marker.is_file():
         return None
     try:
         return str(json.loads(marker.read_text(encoding="utf-8")).get("lang", "en"))
-    except (ValueError, AttributeError):
-        return "en"
+    except (ValueError, AttributeError, OSError):
+        return _lectures_edition(marker.parent)
+
+
+def _lectures_edition(folder: Path) -> str:
+    """``zh`` where a lecture of the working copy at ``folder`` is of the Chinese edition."""
+    from .._i18n import edition
+
+    for path in sorted((folder / "notebooks").glob("*.ipynb")):
+        try:
+            if edition(json.loads(path.read_text(encoding="utf-8"))) == "zh":
+                return "zh"
+        except (ValueError, OSError):
+            continue
+    return "en"
 
 
 def working_copy_language(folder: Path) -> str:
@@ -313,6 +357,8 @@ def exercise_notebooks(folder: Path) -> list[Path]:
                 "`gather-course start {folder}`, or pass the folder you made."
             ).format(folder=folder, marker=MARKER)
         )
-    found = sorted((folder / "exercises").glob("*/*.ipynb"))
+    found = [  # not the course's new versions put beside them (basics.new.ipynb)
+        p for p in (folder / "exercises").glob("*/*.ipynb") if not BESIDE.fullmatch(p.name)
+    ]
     order = {name: i for i, name in enumerate(assignment_order())}
     return sorted(found, key=lambda p: (order.get(p.parent.name, len(order)), p.name))
