@@ -117,6 +117,8 @@ INSTRUCTOR_MODULES = {
     "grading/_inbound.py",
     "grading/_private.py",
     "grading/_receipts.py",
+    "grading/_tasks.py",  # gather-course tasks: the words around a student's tasks
+    "grading/_regrade.py",  # graded again: what changed, for the instructor
     "cli/_instructor.py",
     "course/_execute.py",
     "course/_messages.py",
