@@ -4,6 +4,7 @@ that starts without plotting (docs/architecture.md)."""
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -223,3 +224,47 @@ def test_a_jobs_status_is_spelled_only_where_it_is_encoded():
             if isinstance(node, ast.Constant) and node.value in spelled:
                 found.append(f"{module}:{node.lineno}: {node.value!r}")
     assert found == []
+
+
+def _repo_files() -> set[str]:
+    skip = {".venv", ".git", "build", "__pycache__", "_material", "node_modules"}
+    return {
+        p.relative_to(ROOT).as_posix()
+        for p in ROOT.rglob("*")
+        if p.is_file() and not skip & set(p.relative_to(ROOT).parts)
+    }
+
+
+def test_the_map_names_every_module_and_only_files_that_exist():
+    """docs/architecture.md is true: every module of the package is on it, and every file it
+    names exists (by its path, or its name where the map says which room it is in)."""
+    doc = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    files = _repo_files()
+    modules = [f for f in files if f.startswith("gather_course/") and f.endswith(".py")]
+    assert len(modules) > 80  # (the walk found the package)
+    unnamed = [m for m in modules if Path(m).name != "__init__.py" and Path(m).name not in doc]
+    assert unnamed == [], f"not on the map: {unnamed}"
+    named = set(re.findall(r"[\w/.-]*\w\.(?:py|md|ipynb|toml)\b", doc)) - {
+        "notebooks/NN_topic.ipynb",
+        "zh/notebooks/NN_topic.ipynb",
+    }
+    basenames = {Path(f).name for f in files}
+    gone = [
+        n
+        for n in named
+        if n not in files and f"gather_course/{n}" not in files and Path(n).name not in basenames
+    ]
+    assert gone == [], f"the map names files that do not exist: {gone}"
+
+
+def test_every_guide_a_file_points_to_exists():
+    """A docs/*.md named in the package, the docs, the READMEs or the tests exists."""
+    pointed = {}
+    sources = [*ROOT.glob("docs/*.md"), ROOT / "README.md", ROOT / "zh" / "README.md"]
+    sources += [*(ROOT / "gather_course").rglob("*.py"), *(ROOT / "tests").glob("*.py")]
+    for path in sources:
+        for name in re.findall(r"docs/[\w.-]+\.md", path.read_text(encoding="utf-8")):
+            pointed.setdefault(name, path.relative_to(ROOT).as_posix())
+    assert "docs/architecture.md" in pointed
+    missing = {n: where for n, where in pointed.items() if not (ROOT / n).is_file()}
+    assert missing == {}, missing

@@ -350,3 +350,22 @@ def test_lecture_figures_are_stored_at_twice_their_shown_size_within_the_budget(
                 shown = out.get("metadata", {}).get("image/png", {}).get("width")
                 assert shown and width >= 2 * shown - 1, (path.name, width, shown)
     assert total <= LECTURES_BUDGET, f"{total / 2**20:.1f} MiB"
+
+
+def test_the_nbgrader_we_mirror_is_the_one_the_package_accepts():
+    """The *Once preprocessors re-use nbgrader 0.9's internals: the requirement's range holds
+    the installed nbgrader, stops before 0.10, and the internals they call are there."""
+    from importlib.metadata import requires, version
+
+    from nbgrader.preprocessors import AssignLatePenalties, OverwriteCells, SaveAutoGrades
+    from packaging.requirements import Requirement
+
+    (pin,) = [Requirement(r) for r in requires("gather-course") if r.startswith("nbgrader")]
+    assert version("nbgrader") in pin.specifier
+    assert "0.10.0" not in pin.specifier and "0.9.5" not in pin.specifier
+    for cls, names in (
+        (OverwriteCells, ("add_missing_grade_cells", "add_missing_task_cells")),
+        (AssignLatePenalties, ("_check_late_penalty", "init_plugin")),
+        (SaveAutoGrades, ("preprocess_cell",)),
+    ):
+        assert all(hasattr(cls, name) for name in names), (cls, names)
