@@ -551,8 +551,29 @@ def test_forged_error_fields_are_bounded_and_worded_by_the_referee():
         ("0.000001", "too long"),
     ):
         with pytest.raises(Failure) as failure:
-            raise_for_error(case, _outcome({"raised": {"type": "TookTooLong", "message": limit}}))
+            stopped = {"type": "TookTooLong", "stopped": True, "message": limit}
+            raise_for_error(case, _outcome({"raised": stopped}))
         assert said in failure.value.headline, failure.value.headline
+
+
+def test_a_learners_own_tooktoolong_is_their_exception_not_the_workers_alarm(referee):
+    """The job's alarm is known by identity, never by its name: an answer that raises an
+    exception class of its own called TookTooLong is told it raised it, not "stopped"."""
+    from tests.helpers import judge
+
+    own = textwrap.dedent("""
+        class TookTooLong(Exception):
+            pass
+
+        def pick_per_row(x, cols):
+            raise TookTooLong("2")
+    """)
+    result = judge(referee, "basics.pick_per_row", [own])
+    assert not result.passed and "raised TookTooLong" in str(result), str(result)
+    assert "longer than" not in str(result) and "did not finish" not in str(result)
+    endless = "def pick_per_row(x, cols):\n    while True:\n        pass\n"
+    stopped = judge(referee, "basics.pick_per_row", [endless])
+    assert not stopped.passed and "raised TookTooLong" not in str(stopped), str(stopped)
 
 
 def test_work_done_in_children_the_kernel_reaps_is_not_hidden(referee):

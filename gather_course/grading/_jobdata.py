@@ -166,6 +166,7 @@ def _learner_error(e: dict) -> dict:
         "line": line if type(line) is int and 0 < line < 10**6 else 0,
         "code": _text(e.get("code"), MESSAGE_CHARS),
         "not_implemented": e.get("not_implemented") is True,
+        "stopped": e.get("stopped") is True,  # the job's own alarm (TookTooLong), not a name
     }
 
 
@@ -204,7 +205,7 @@ def _outcome(raw: Any, cell_error: dict | None = None) -> Outcome:
         return Outcome(
             error={
                 **_learner_error(e),
-                "gather": [_text(x, 400) for x in gather[:4]] if type(gather) is list else [],
+                "gather": [_text(x, 400) for x in gather[:5]] if type(gather) is list else [],
             }
         )
     after = raw.get("after")

@@ -123,7 +123,7 @@ class _TimingConstraint:
 def _large_answer(q: Question, raw: Any, seed: int) -> tuple[Large, tuple[str, str]]:
     """The answer's last result on the large input, against the course solution's."""
     outcome = _outcome(raw)
-    if outcome.error and outcome.error["type"] == "TookTooLong":  # the job's own alarm
+    if outcome.error and outcome.error.get("stopped"):  # the job's own alarm
         return Large.STOPPED, ("", "")
     if outcome.error:
         return Large.RAISED, (outcome.error["type"], outcome.error["message"])
