@@ -488,6 +488,11 @@ def test_a_class_notebook_shows_the_students_own_task_and_checks_it(lab, page, t
     answer, test = _question_cells(nb.cells_json, "pick_per_row")
     assert "Not attempted" in shown[test], shown[test]
     assert_no_library_frames(shown[test], "the class verdict")
+    broken = answer_and_test(
+        nb, answer, test, "def pick_per_row(x, cols:\n    return x", "class_syntax_error"
+    )  # the student's own mistake is what they see, never the course's set-up cell
+    assert "SyntaxError" in nb.output_text(answer), nb.output_text(answer)
+    assert "my_class" not in broken and "CourseInternalError" not in broken, broken
     code = solution_code(mine.qid, mine.params).replace(
         f"def {mine.signature}", "def pick_per_row(x, cols)"
     )
