@@ -290,7 +290,7 @@ def own_variants(
     ]
     pairs = {(qid, own.get(qid)): student for student, own in stored.items() for qid in qids}
     for (qid, name), student in sorted(pairs.items(), key=str):
-        _known_variant(qid, name, student, info)
+        stored_question(qid, name, student, info)
 
     def variants(student: str) -> dict[str, str] | None:
         if not qids:
@@ -302,16 +302,16 @@ def own_variants(
         # a class.json without this assignment's variants: drawn as such releases drew them
         return {qid: exercise(qid).pick_variant(key, student, modulo=True) for qid in qids}
 
-    return variants, _bank_note(info) if qids else ""
+    return variants, bank_note(info) if qids else ""
 
 
-def _known_variant(qid: str, name: str | None, student: str, info: dict[str, Any]) -> None:
-    """Stop with a clear error where the installed bank cannot make ``student``'s stored
-    variant ``name`` of ``qid``."""
+def stored_question(qid: str, name: str | None, student: str, info: dict[str, Any]) -> Question:
+    """``student``'s stored variant ``name`` of ``qid`` (class.json ``info``), as the installed
+    bank makes it; a clear error where it cannot (``grade`` and ``tasks`` stop on it)."""
     try:
         if name is None:
             raise GatherCourseError(f"class.json stores no variant of {qid} for {student}")
-        exercise(qid, name)
+        return exercise(qid, name)
     except GatherCourseError as exc:
         released = (info.get("bank") or {}).get("version", "an earlier version")
         raise GatherCourseError(
@@ -322,7 +322,7 @@ def _known_variant(qid: str, name: str | None, student: str, info: dict[str, Any
         ) from None
 
 
-def _bank_note(info: dict[str, Any]) -> str:
+def bank_note(info: dict[str, Any]) -> str:
     """One line when the installed question bank is not the one the class was released
     with ('' when it is, or when the release did not record it)."""
     then, now = info.get("bank"), bank()

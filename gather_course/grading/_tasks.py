@@ -20,8 +20,7 @@ import torch
 from .._errors import GatherCourseError
 from .._i18n import catalog, notebook_language
 from ..course._course import RELEASE, SOURCE
-from ..questions import exercise
-from ._classes import CLASS_FILE, _bank_note
+from ._classes import CLASS_FILE, bank_note, stored_question
 
 
 @dataclass(frozen=True)
@@ -100,17 +99,11 @@ def _shown(value: Any) -> str:
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
 
 
-def _task(assignment: str, qid: str, name: str, lang: str, info: dict[str, Any]) -> Task:
-    """``qid`` as the stored variant ``name``: its task in ``lang`` and its first case."""
-    try:
-        q = exercise(qid, name)
-    except GatherCourseError as exc:
-        released = (info.get("bank") or {}).get("version", "an earlier version")
-        raise GatherCourseError(
-            f"{CLASS_FILE} stores the variant {name!r} of {qid}, which the installed question "
-            f"bank cannot make ({exc}); use the course the class was released with "
-            f"(gather-course {released})."
-        ) from None
+def _task(
+    assignment: str, qid: str, name: str, lang: str, info: dict[str, Any], student: str
+) -> Task:
+    """``qid`` as ``student``'s stored variant ``name``: its task in ``lang``, its first case."""
+    q = stored_question(qid, name, student, info)
     tr = catalog(lang).gettext
     case = q.build(torch.Generator().manual_seed(0), q.sizes[0])  # the referee's first case
     return Task(
@@ -145,7 +138,7 @@ def _tasks_of(
                 "who is on its roster: release the class again to store them."
             )
         lang = class_language(folder, name)
-        tasks += [_task(name, qid, variant, lang, info) for qid, variant in stored.items()]
+        tasks += [_task(name, qid, variant, lang, info, student) for qid, variant in stored.items()]
     return tasks
 
 
@@ -155,7 +148,7 @@ def tasks_report(folder: Path, student: str, assignment: str | None = None) -> s
     info = read_class(folder)
     tasks = _tasks_of(info, folder, student, assignment)
     lines = [f"Tasks of {student} in the class release {Path(folder).resolve()}:"]
-    note = _bank_note(info)
+    note = bank_note(info)
     if note:
         lines.append(note)
     for name in dict.fromkeys(t.assignment for t in tasks):
