@@ -18,7 +18,8 @@ from gather_course import _figure_text
 from gather_course._figure_text import BUNDLED_FAMILY, BUNDLED_FONT
 from tests.helpers import ROOT, cjk_font_tool
 
-CJK, drawn_characters = cjk_font_tool().CJK, cjk_font_tool().drawn_characters
+TOOL = cjk_font_tool()
+CJK, drawn_characters = TOOL.CJK, TOOL.drawn_characters
 
 
 def _zh_strings() -> list[str]:
@@ -44,7 +45,7 @@ def test_the_font_holds_every_character_the_course_draws_and_stays_small():
         "(tools/cjk_font.py says how)"
     )
     assert "Noto Sans CJK SC" not in str(TTFont(BUNDLED_FONT)["name"].getDebugName(1))
-    assert BUNDLED_FONT.stat().st_size < 1024**2  # the wheel grows by less than 1 MB
+    assert BUNDLED_FONT.stat().st_size < TOOL.SIZE_BUDGET  # the wheel grows by less than 1.5 MiB
     licence = (BUNDLED_FONT.parent / "OFL.txt").read_text()
     assert "SIL OPEN FONT LICENSE Version 1.1" in licence and "Noto Sans CJK" in licence
 
@@ -86,4 +87,33 @@ def test_a_missing_character_would_be_seen(no_installed_cjk_font):
     fig = Figure()
     fig.text(0, 0, "龘", fontfamily=_figure_text.figure_font()["fontfamily"])
     with pytest.warns(UserWarning, match="missing from font"):
+        FigureCanvasAgg(fig).draw()
+
+
+def test_the_font_holds_the_common_characters_and_full_width_punctuation():
+    """A learner titles a figure in their own words: the 3,500 characters of level one of
+    《通用规范汉字表》 and the full-width punctuation are in the font (issue 52)."""
+    common = TOOL.common_characters()
+    assert len(common) == 3500 and all("\u4e00" <= c <= "\u9fff" for c in common)
+    assert {"的", "我", "集", "损", "练"} <= common and "龘" not in common
+    cmap = TTFont(BUNDLED_FONT).getBestCmap()
+    missing = sorted(c for c in common | TOOL.PUNCTUATION if ord(c) not in cmap)
+    assert not missing, f"{''.join(missing)[:40]}: not in {BUNDLED_FONT.name}; make it again"
+
+
+def test_without_a_cjk_font_a_learners_own_chinese_title_draws(no_installed_cjk_font):
+    """Titles the course never writes, in common characters, draw with the package's font and
+    no missing-glyph warning (on Colab, before issue 52, they were empty boxes)."""
+    titles = ["我的结果", "集合", "训练损失", "验证集准确率（第 3 轮）", "模型预测：猫、狗、鸟？"]
+    course = drawn_characters()
+    assert any(c not in course for t in titles for c in t if CJK.match(c))  # not the course's
+    family = _figure_text.figure_font()["fontfamily"]
+    fig = Figure()
+    ax = fig.add_subplot()
+    ax.set_title(titles[0], fontfamily=family)
+    ax.set_xlabel(titles[2], fontfamily=family)
+    for n, title in enumerate(titles):
+        fig.text(0.01, n / len(titles), title, fontfamily=family)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Glyph ... missing from font(s)" fails here
         FigureCanvasAgg(fig).draw()

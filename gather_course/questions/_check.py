@@ -18,7 +18,7 @@ from .._answer_api import BANK_NAMES, PUBLIC_MODULES
 from .._errors import GatherCourseError
 from .._i18n import _
 from .._opcount import OpCounter
-from .._text import type_name
+from .._text import sentences, type_name
 from ..device import default_device
 from ._cases import Case
 from ._judge import raise_for_error
@@ -124,20 +124,17 @@ class _InProcess(Evidence):
 def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
     if not callable(fn):
         hint = (
-            " "
-            + _(
+            _(
                 "It looks like you passed the result of calling your function; pass the "
                 "function itself, without parentheses."
             )
             if isinstance(fn, (torch.Tensor, tuple))
             else ""
         )
-        raise GatherCourseError(
-            _(
-                "check() expects your function, e.g. exercise({qid}).check({name}); got {got}."
-            ).format(qid=repr(q.qid), name=q.name, got=type_name(fn))
-            + hint
-        )
+        expects = _(
+            "check() expects your function, e.g. exercise({qid}).check({name}); got {got}."
+        ).format(qid=repr(q.qid), name=q.name, got=type_name(fn))
+        raise GatherCourseError(sentences([expects, hint] if hint else [expects]))
     if not isinstance(seed, int) or isinstance(seed, bool):
         raise GatherCourseError(_("seed must be an int, got {got}.").format(got=type_name(seed)))
     gen = torch.Generator().manual_seed(seed)
