@@ -126,3 +126,21 @@ def test_a_database_server_without_a_course_id_is_refused_with_the_fix(postgres,
     out, err = run.communicate(timeout=300)
     assert run.returncode == 2, out + err
     assert "set c.CourseDirectory.course_id" in err and "(postgresql)" in err
+
+
+def test_a_batch_of_students_writes_the_rows_of_nbgraders_commits(postgres, tmp_path):
+    """The Recorder's batches (one transaction for many students) on PostgreSQL: the same
+    rows as nbgrader's own commit per step, in two courses of one server."""
+    from tests.test_record import _class, _record, _written
+
+    students = ["ada", "bo", "cy", "dee"]
+    rows = {}
+    for batch in (1, 64):
+        config = f"c.CourseDirectory.db_url = {postgres!r}\n"
+        config += f"c.CourseDirectory.course_id = 'batch-{batch}'\n"
+        root = _class(tmp_path / f"b{batch}", config)
+        found, problems = _record(root, students, batch)
+        assert not problems and sorted(found) == students
+        rows[batch] = _written(root, students)["rows"]
+    assert rows[64] == rows[1]
+    assert all(row["score"] > 0 for row in rows[64].values())

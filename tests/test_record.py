@@ -15,6 +15,7 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -32,13 +33,15 @@ DUE = datetime.datetime(2026, 3, 1, 12, 0, 0)
 STUDENTS = ["ada", "bo", "cy", "dee", "eve", "fay"]
 
 
-def _class(root: Path) -> Path:
+def _class(root: Path, config: str = "") -> Path:
+    """The class, the assignment registered; ``config``: more of nbgrader_config.py."""
     root.mkdir()
     for folder in ("solutions", "exercises"):
         shutil.copytree(ROOT / folder, root / folder)
     shutil.copy2(ROOT / "nbgrader_config.py", root)
     with open(root / "nbgrader_config.py", "a", encoding="utf-8") as f:
         f.write('\nc.LateSubmissionPlugin.penalty_method = "zero"\n')  # late: score 0
+        f.write(config)
     released = nbformat.read(root / "exercises" / "basics" / "basics.ipynb", 4)
     for i, student in enumerate(STUDENTS):
         folder = root / "submitted" / student / "basics"
@@ -131,11 +134,11 @@ def _stock(root: Path, results: dict, problems: dict) -> dict:
     return problems
 
 
-def _written(root: Path) -> dict:
+def _written(root: Path, students: list[str] = STUDENTS) -> dict:
     """Every gradebook row autograde writes, and every file of autograded/ (with its mode)."""
     rows = {}
     with nbgrader_api(root) as api, api.gradebook as gb:
-        for student in STUDENTS:
+        for student in students:
             try:
                 sub = gb.find_submission("basics", student)
             except MissingEntry:
@@ -292,3 +295,114 @@ def test_a_run_stopped_while_another_holds_the_gradebook_does_not_wait_for_it(tm
     recorder._thread.join(timeout=120)  # once the lock is free, it records what it had
     with nbgrader_api(root) as api, api.gradebook as gb:
         assert gb.find_submission("basics", "ada").score > 0
+
+
+def _record(root: Path, students: list[str], batch: int) -> tuple[dict, dict]:
+    """``students`` recorded by one Recorder (``batch`` students per transaction)."""
+    results, _problems = _results()
+    recorder = Recorder(root, "basics", batch=batch)
+    try:
+        for student in students:
+            recorder.add({**results[student], "problem": ""})
+        return recorder.finish(students)
+    finally:
+        recorder.close()
+
+
+@pytest.fixture
+def commits():
+    """Every transaction the gradebook's engines commit, counted."""
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    counted: list[int] = []
+
+    def count(_connection: Any) -> None:
+        counted.append(1)
+
+    event.listen(Engine, "commit", count)
+    yield counted
+    event.remove(Engine, "commit", count)
+
+
+def test_a_batch_of_students_is_one_transaction(tmp_path, commits):
+    one = _class(tmp_path / "one")
+    many = _class(tmp_path / "many")
+    students = ["ada", "bo", "cy", "dee"]
+    commits.clear()
+    _record(one, students, batch=1)
+    stock = len(commits)  # nbgrader's own: a commit per step, about nine a student
+    commits.clear()
+    found, problems = _record(many, students, batch=64)
+    # four of the run's own (the gradebook checked and opened), one for the batch
+    assert stock >= 4 * 8 and len(commits) <= 5, (stock, len(commits))
+    assert not problems and sorted(found) == students
+    assert _written(many)["rows"] == _written(one)["rows"]
+
+
+def test_a_writer_that_dies_mid_batch_loses_rows_that_the_next_run_writes(tmp_path, monkeypatch):
+    """The rows of a batch not yet committed are lost together; each verdict is still in
+    the journal, and the next run hands it to its recorder (``_judge_all``: kept results
+    are recorded again), which writes it."""
+    from gather_course.grading import _record as record_module
+
+    root = _class(tmp_path / "course")
+
+    def crash(self: Any) -> None:
+        if self.pending:
+            raise OSError("the machine went down")
+
+    monkeypatch.setattr(record_module._Batch, "commit", crash)
+    with pytest.raises(OSError, match="went down"):
+        _record(root, ["ada", "bo", "cy"], batch=64)
+    assert all(row is None for row in _written(root)["rows"].values())  # none half-written
+    monkeypatch.undo()
+    found, problems = _record(root, ["ada", "bo", "cy"], batch=64)  # the run taken up
+    assert not problems and all(found[s].score > 0 for s in ("ada", "bo", "cy"))
+
+
+def test_a_rollback_of_nbgraders_mid_batch_writes_the_batch_again(tmp_path, monkeypatch):
+    """nbgrader rolls back where it recovers from an error: the batch's earlier students
+    went with it, and are written again, each committed as nbgrader commits."""
+    from nbgrader.api import Gradebook
+
+    root = _class(tmp_path / "course")
+    student = Gradebook.update_or_create_student
+    rolled = []
+
+    def once(self: Any, name: str, **kwargs: Any) -> Any:
+        if name == "cy" and not rolled:
+            rolled.append(name)
+            self.db.rollback()
+        return student(self, name, **kwargs)
+
+    monkeypatch.setattr(Gradebook, "update_or_create_student", once)
+    found, problems = _record(root, ["ada", "bo", "cy", "dee"], batch=64)
+    assert rolled and not problems
+    assert sorted(found) == ["ada", "bo", "cy", "dee"]
+    rows = _written(root)["rows"]
+    assert all(rows[s] is not None and rows[s]["score"] > 0 for s in ("ada", "bo", "cy", "dee"))
+
+
+def test_a_batch_waits_half_a_second_at_most_for_more_students(tmp_path):
+    """A class judged slowly is not held in an open transaction: the writer commits what it
+    has once no verdict came for LINGER seconds (then a crash loses nothing written)."""
+    import time
+
+    from gather_course.grading._record import LINGER
+
+    root = _class(tmp_path / "course")
+    results, _problems = _results()
+    recorder = Recorder(root, "basics", batch=64)
+    try:
+        recorder.add({**results["ada"], "problem": ""})
+        deadline = time.monotonic() + 60
+        while _written(root, ["ada"])["rows"]["ada"] is None:  # another connection reads
+            assert time.monotonic() < deadline, "ada was never committed"
+            time.sleep(LINGER / 2)
+        assert recorder._thread.is_alive()  # committed before the run's end
+        recorder.add({**results["bo"], "problem": ""})
+        found, problems = recorder.finish(["ada", "bo"])
+    finally:
+        recorder.close()
+    assert not problems and sorted(found) == ["ada", "bo"]

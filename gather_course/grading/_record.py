@@ -11,8 +11,10 @@ preprocessors that change none, and validates the notebook after every preproces
 of CPU per student, more than the rest of grading in the instructor's process
 (docs/benchmarks.md, issue 40). Here every student is written through one connection
 (:func:`.nbgrader_plugins.one_gradebook`), the metadata is checked once per kind of
-notebook, the notebook validated once per pass, and all of it on a thread of its own while
-the judging goes on (:class:`Recorder`). ``tests/test_record.py`` compares what
+notebook, the notebook validated once per pass, the released cells read once a run, many
+students in one transaction (:class:`_Batch`: nbgrader commits about nine times a student),
+and all of it on a thread of its own while the judging goes on (:class:`Recorder`).
+``tests/test_record.py`` compares what
 is written with stock ``nbgrader autograde``'s, row by row and notebook by notebook, and
 guards the nbgrader steps mirrored here against a change of nbgrader.
 """
@@ -26,12 +28,17 @@ import queue
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 from ..course._course import nbgrader_api, nbgrader_errors
 from ._gradebook import Scores, check_database, gradebook_lock, register, scores, warnings_to_log
 from ._receipts import SubmissionTime
+
+BATCH = 64  # students per gradebook transaction, at most
+LINGER = 0.5  # seconds a recorded student may wait for the transaction's commit, at most
+_COMMIT = object()  # the queue stayed empty LINGER seconds: commit
 
 
 def _verdicts(result: dict[str, Any], problem: str) -> dict[str, dict[str, Any]]:
@@ -99,9 +106,14 @@ class Recorder:
     """
 
     def __init__(
-        self, root: Path, assignment: str, times: dict[str, SubmissionTime] | None = None
+        self,
+        root: Path,
+        assignment: str,
+        times: dict[str, SubmissionTime] | None = None,
+        batch: int = BATCH,
     ) -> None:
         self.root, self.assignment = root, assignment
+        self.batch = batch  # students per gradebook transaction (1: nbgrader's own commits)
         self.times = times or {}  # each submission's time (:mod:`._receipts`)
         self.problems: dict[str, str] = {}  # the students nbgrader could not record
         self.scores: dict[str, Scores] = {}
@@ -159,15 +171,28 @@ class Recorder:
         with (
             nbgrader_api(self.root, **_preprocessors(path)) as api,
             one_gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb,
+            _Batch(gb, self.batch) as batch,
         ):
             autograde = _autograde_class()
-            while (item := self._queue.get()) is not None:
-                if isinstance(item, list):  # the end: the class's students
+
+            def record(result: dict) -> None:
+                self._record(api, gb, autograde, path, result, batch)
+
+            while (item := batch.next(self._queue)) is not None:
+                if item is _COMMIT:  # the writer caught up: what it holds is written
+                    batch.commit()
+                elif isinstance(item, list):  # the end: the class's students
+                    batch.commit()
                     self.scores = scores(gb, self.assignment, item)
                     return
-                self._record(api, gb, autograde, path, item)
+                else:
+                    record(item)
+                    batch.written(item, record)
+            batch.commit()  # stopped early: what was recorded stays
 
-    def _record(self, api: Any, gb: Any, autograde: type, path: Path, result: dict) -> None:
+    def _record(
+        self, api: Any, gb: Any, autograde: type, path: Path, result: dict, batch: _Batch
+    ) -> None:
         """One student: nbgrader's autograde with their verdicts (no execution)."""
         from nbgrader.utils import capture_log, temp_attrs
 
@@ -178,11 +203,79 @@ class Recorder:
             app.force, app.create_student = True, True
             app.submission_time = self.times.get(student)
             done = capture_log(app)
-        gb.db.remove()  # this student's rows leave the session (it stays open)
+        if not batch.open:
+            gb.db.remove()  # this student's rows leave the session (it stays open)
         if not done["success"] and not problem:
             self.problems[student] = problem = nbgrader_errors(done)
         if problem:
             _flag_for_manual_grading(gb, self.assignment, student)
+
+
+class _Batch:
+    """Many students' rows in one gradebook transaction (``size`` > 1).
+
+    nbgrader commits after each of its steps, about nine times a student; here its
+    ``commit`` is a flush (the same statements, the rows unchanged) until :meth:`commit`:
+    after ``size`` students, when the queue stays empty :data:`LINGER` seconds, and at the
+    end. A crash before that loses the batch's rows, never a verdict: each is in the journal
+    before it reaches the recorder, and the next run records it again. Where nbgrader
+    rolls back (an error it recovers from), the batch's earlier rows went with it: those
+    students are written again, each with nbgrader's own commits.
+    """
+
+    def __init__(self, gb: Any, size: int) -> None:
+        self.db, self.size, self.open = gb.db, size, False
+        self.pending: list[dict] = []  # the students written since the last commit
+        self.since = 0.0  # when the first of them was
+        self.rolled_back = False
+
+    def __enter__(self) -> _Batch:
+        if self.size > 1:
+            self.open = True
+            self._commit, self._rollback = self.db.commit, self.db.rollback
+            self.db.commit, self.db.rollback = self.db.flush, self._rolled
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.open:
+            del self.db.commit, self.db.rollback  # the session's own methods again
+            self.open = False
+
+    def _rolled(self) -> None:
+        self.rolled_back = True
+        self._rollback()
+
+    def next(self, q: queue.Queue) -> Any:
+        """The next item of the queue, or :data:`_COMMIT` when a batch waits too long."""
+        if not self.pending:
+            return q.get()
+        try:
+            return q.get(timeout=max(0.0, self.since + LINGER - time.monotonic()))
+        except queue.Empty:
+            return _COMMIT
+
+    def written(self, result: dict, record: Any) -> None:
+        """``result``'s student is written (flushed): commit when the batch is full."""
+        if not self.open:
+            return
+        if not self.pending:
+            self.since = time.monotonic()
+        self.pending.append(result)
+        if self.rolled_back:  # nbgrader rolled back: the batch again, commit by commit
+            again, self.pending, self.rolled_back = self.pending, [], False
+            self.__exit__()
+            for each in again:
+                record(each)
+            self.__enter__()
+        elif len(self.pending) >= self.size:
+            self.commit()
+
+    def commit(self) -> None:
+        """The batch's rows written for good; they leave the session."""
+        if self.open and self.pending:
+            self._commit()
+            self.db.remove()
+        self.pending = []
 
 
 def _flag_for_manual_grading(gb: Any, assignment: str, student: str) -> None:

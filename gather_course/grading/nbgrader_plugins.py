@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
+from types import SimpleNamespace
 from typing import Any
 
 from nbformat.v4 import new_output
@@ -18,6 +19,8 @@ from nbgrader.preprocessors import (
 )
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Unicode
+
+from .._i18n import _
 
 
 class HideHiddenTestTracebacks(NbGraderPreprocessor):  # (enabled by default, unlike nbconvert's)
@@ -64,7 +67,7 @@ class RefereeVerdicts(NbGraderPreprocessor):
             return cell, resources
         meta = cell.metadata["nbgrader"]
         verdict = self._mine.get("__all__") or self._mine.get(
-            meta.get("grade_id"), {"passed": False, "message": "This question was not graded."}
+            meta.get("grade_id"), {"passed": False, "message": _("This question was not graded.")}
         )
         if verdict["passed"]:
             cell.outputs = [new_output("stream", name="stdout", text=verdict["message"] + "\n")]
@@ -112,10 +115,44 @@ def one_gradebook(db_url: str, course_id: str) -> Iterator[Any]:
 
     with Gradebook(db_url, course_id) as gb:
         _OPEN[db_url] = gb
+        _RELEASED[db_url] = {}
         try:
             yield gb
         finally:
-            del _OPEN[db_url]
+            del _OPEN[db_url], _RELEASED[db_url]
+
+
+# The released cells' columns OverwriteCells reads, kept while one_gradebook holds its
+# connection (a grading run holds the gradebook lock: no generate_assignment changes them).
+_RELEASED: dict[str, dict[tuple, SimpleNamespace]] = {}
+_SOURCE_COLUMNS = ("cell_type", "locked", "checksum", "source")
+
+
+class _ReleasedCells:
+    """The open gradebook, whose released cells (``find_source_cell``, ``find_graded_cell``)
+    are read once a run: OverwriteCells asks for every graded cell of every notebook (two
+    queries a cell). What they hold is copied as plain values; everything else is the
+    gradebook's own."""
+
+    def __init__(self, gb: Any, db_url: str) -> None:
+        self._gb, self._seen = gb, _RELEASED[db_url]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._gb, name)
+
+    def find_source_cell(self, name: str, notebook: str, assignment: str) -> SimpleNamespace:
+        key = ("source", name, notebook, assignment)
+        if key not in self._seen:  # (MissingEntry is raised, never kept)
+            cell = self._gb.find_source_cell(name, notebook, assignment)
+            self._seen[key] = SimpleNamespace(**{c: getattr(cell, c) for c in _SOURCE_COLUMNS})
+        return self._seen[key]
+
+    def find_graded_cell(self, name: str, notebook: str, assignment: str) -> SimpleNamespace:
+        key = ("graded", name, notebook, assignment)
+        if key not in self._seen:
+            cell = self._gb.find_graded_cell(name, notebook, assignment)
+            self._seen[key] = SimpleNamespace(max_score=cell.max_score)
+        return self._seen[key]
 
 
 def open_gradebook(db_url: str) -> Any:
@@ -154,6 +191,7 @@ class OverwriteCellsOnce(OverwriteCells):
         self.gradebook = _ids(self, resources)
         if self.gradebook is None:
             return super().preprocess(nb, resources)
+        self.gradebook = _ReleasedCells(self.gradebook, self.db_url)
         nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
         if self.add_missing_cells:
             nb, resources = self.add_missing_grade_cells(nb, resources)
