@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._gather_call import Problem, check_call
@@ -109,8 +110,9 @@ def diagnose(input: Any, dim: Any, index: Any) -> Diagnosis:
 def gather_failure(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[str]:
     """Why a learner's function failed inside a gather: run it again, watching its gathers.
 
-    Returns ``[call, message, fix, rule]`` for the first gather call torch refused (``rule``:
-    which one, ``"dim"``, ``"ndim"``, ``"size"``, ``"range"``, ``"dtype"``...), or
+    Returns ``[call, message, fix, rule, numbers]`` for the first gather call torch refused
+    (``rule``: which one, ``"dim"``, ``"ndim"``, ``"size"``, ``"range"``, ``"dtype"``...;
+    ``numbers``: the index's dims and range, the dim, the input's shape), or
     ``[]`` when no gather failed (the error came from elsewhere). Used by the checks after
     ``fn(*inputs)`` raised; the inputs must be copies the caller can spare.
     """
@@ -127,7 +129,22 @@ def gather_failure(fn: Callable[..., Any], inputs: Sequence[Any]) -> list[str]:
     if found.ok:
         return []
     problem = found.problems[0]
-    return [found.call, problem.message, problem.fix[:1].upper() + problem.fix[1:], problem.rule]
+    fix = problem.fix[:1].upper() + problem.fix[1:]
+    return [found.call, problem.message, fix, problem.rule, _numbers(input, dim, index)]
+
+
+def _numbers(input: Any, dim: Any, index: Any) -> str:
+    """The refused call as numbers, for the referee to name the mistake: ``"index.dim()
+    index.min() index.max() dim input.shape..."`` ('' where they cannot be read)."""
+    if not (isinstance(input, torch.Tensor) and isinstance(index, torch.Tensor)):
+        return ""
+    try:
+        d = dim % max(input.dim(), 1) if isinstance(dim, int) else -1
+        values = index.detach().cpu().long() if index.numel() else torch.zeros(1).long()
+        low, high = int(values.min()), int(values.max())
+    except (RuntimeError, TypeError):  # complex values
+        return ""
+    return " ".join(map(str, (index.dim(), low, high, d, *input.shape)))
 
 
 class _GatherWitness(TorchDispatchMode):

@@ -15,6 +15,7 @@ import nbformat
 import pytest
 
 from gather_course import GatherCourseError, exercise
+from gather_course.copies._crossed import mistakes_between
 from gather_course.copies._fingerprints import partial_copies
 from gather_course.copies._similar import normalise, similar
 from gather_course.course._course import assignments, course_root
@@ -579,11 +580,17 @@ def test_the_class_copy_report_flags_crossed_and_published_variant_answers(klass
         shutil.rmtree(target / "submitted")
     varied = [q for q in table[ada] if table[ada][q] != table[bob][q]]
     assert varied
-    crossed = {(c.student, c.question): c for c in report.crossed}
+    # a lead only where the two variants differ by more than one common mistake; the others
+    # are set aside (an honest slip gives the same answer), and counted
+    far = {q for q in varied if len(mistakes_between(q, table[bob][q], table[ada][q])) > 1}
+    crossed = {(c.student, c.question): c for c in report.crossed + report.set_aside}
     assert set(crossed) == {(bob, q) for q in varied}
+    assert {c.question for c in report.crossed} == far
+    assert {c.question for c in report.set_aside} == set(varied) - far
     for q in varied:
         c = crossed[bob, q]
         assert (c.own, c.other) == (table[bob][q], table[ada][q]) and ada in c.holders
+        assert c.mistakes == mistakes_between(q, c.own, c.other)
     for q in table[ada]:
         key = f"{q}:@student"
         assert report.groups[key] == [[ada, bob]]

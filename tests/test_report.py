@@ -137,6 +137,77 @@ def test_a_fair_class_has_no_flag_and_few_students_are_too_few_to_judge(tmp_path
     assert all(v.p_value is None for q in few.questions for v in q.variants)
 
 
+def _adjusted(groups):
+    """Each group against the rest, one-sided Fisher, Holm: written out again, by the book."""
+    wins, total = sum(p for p, _n in groups), sum(n for _p, n in groups)
+    raw = [
+        sum(comb(wins, k) * comb(total - wins, n - k) for k in range(p + 1)) / comb(total, n)
+        for p, n in groups
+    ]
+    out, running = [0.0] * len(raw), 0.0
+    for rank, j in enumerate(sorted(range(len(raw)), key=raw.__getitem__)):
+        running = max(running, min(1.0, (len(raw) - rank) * raw[j]))
+        out[j] = running
+    return out
+
+
+@pytest.mark.parametrize(
+    "groups",
+    [
+        [(0, 5), (8, 10), (8, 10)],
+        [(2, 8), (7, 8), (8, 8), (6, 8)],
+        [(0, 5)] + [(3, 5), (3, 6)] * 3,  # the issue's class: 0 of 5, siblings near 50%
+        [(1, 12), (20, 30)],
+        [(5, 5), (0, 10)],
+    ],
+)
+def test_what_the_test_can_flag_is_found_count_by_count(groups):
+    """first_unflagged: every count of passes below it is flagged, none from it on (all
+    other groups unchanged); checked against every count, by brute force."""
+    for i, (_p, n) in enumerate(groups):
+        found = _stats.first_unflagged(groups, i, 0.05)
+        trials = [[*groups[:i], (k, n), *groups[i + 1 :]] for k in range(n + 1)]
+        flagged = [k for k, trial in enumerate(trials) if _adjusted(trial)[i] < 0.05]
+        assert flagged == list(range(found)), (groups, i, found, flagged)
+
+
+def _small_variant_class(per_sibling=(5, 5, 6, 6, 6, 6), failing=5, fail_every=2):
+    """The issue's class: six variants of about six students who pass about half the time,
+    and one, layout=NBD, whose ``failing`` students all hand in a wrong answer."""
+    students = {}
+    for j, n in enumerate(per_sibling):
+        for i in range(n):
+            ok = i % fail_every != fail_every - 1
+            students[f"v{j}-{i}"] = {
+                "test_a": (ok, PASSED if ok else VALUES, f"k={j}"),
+                "test_b": (True, PASSED, f"k={j}"),
+            }
+    for i in range(failing):
+        students[f"nbd-{i}"] = {
+            "test_a": (False, VALUES, "layout=NBD"),
+            "test_b": (True, PASSED, "layout=NBD"),
+        }
+    return students
+
+
+def test_a_small_variant_all_failing_is_shown_with_what_the_test_could_see(tmp_path):
+    found = _numbers(_log(tmp_path / "g.verdicts.jsonl", _small_variant_class()))
+    a = found.questions[0]
+    nbd = next(v for v in a.variants if v.name == "layout=NBD")
+    assert found.flagged == [] and nbd.passed == 0 and nbd.far_below
+    assert (nbd.others, nbd.others_passed) == (34, 18)  # 5+5+6+6+6+6, 3+3+3+3+3+3
+    assert nbd.difference == pytest.approx(-18 / 34)
+    # 0 of 5 among 39 of whom 21 failed: the smallest p of seven, so Holm multiplies by 7
+    by_hand = 7 * comb(21, 5) / comb(39, 5)
+    assert nbd.p_value == pytest.approx(by_hand) and nbd.best_p == pytest.approx(by_hand)
+    assert by_hand > 0.05 and nbd.flag_below == 0 and nbd.smallest_gap is None
+    assert not any(v.far_below for v in a.variants if v is not nbd)
+    # with siblings passing every time, 0 of 5 is flagged, and 2 of 5 would be, not 3
+    sure = _numbers(_log(tmp_path / "s.verdicts.jsonl", _small_variant_class(fail_every=99)))
+    nbd = next(v for v in sure.questions[0].variants if v.name == "layout=NBD")
+    assert nbd.flagged and nbd.flag_below == 3 and nbd.smallest_gap == pytest.approx(-0.6)
+
+
 def test_the_numbers_count_tiers_scores_and_the_students_not_graded(tmp_path):
     students = {
         "s1": {"test_a": (True, PASSED, "public"), "test_b": (True, PASSED, "public")},
@@ -148,10 +219,38 @@ def test_the_numbers_count_tiers_scores_and_the_students_not_graded(tmp_path):
     a, b = found.questions
     assert (a.graded, a.attempted, a.passed) == (3, 2, 1)
     assert a.tiers == {PASSED: 1, VALUES: 1, NOT: 1}
-    assert a.diagnoses[0][:3] == (VALUES, "wrong values", 1)
+    assert a.diagnoses[0][:3] == (VALUES, "other: wrong values", 1)
     assert found.scores == [0.0, 3.0, 5.0] and found.max_score == 5.0
     assert found.not_graded == [("s4", "not a notebook")] and found.seconds == 12.5
     assert a.variants == []  # one variant: nothing to compare
+
+
+def test_what_went_wrong_is_grouped_by_misconception_whatever_the_tier(tmp_path):
+    """An off-by-one that raised (gather's range rule) and one that gave wrong values are
+    one misconception; a failure that matches none is "other", with its rule."""
+    path = _log(
+        tmp_path / "m.verdicts.jsonl",
+        {f"s{i}": {"test_a": (False, VALUES, "public")} for i in range(6)},
+    )
+    entries = [json.loads(line) for line in path.read_text().splitlines()]
+    kinds = [
+        ("raised an exception", ["off by one", {}]),
+        (VALUES, ["off by one", {}]),
+        (VALUES, ["off by one", {}]),
+        ("raised an exception", ["gather breaks its {rule} rule", {"rule": "range"}]),
+        (VALUES, ["gathers along the wrong dim (the other axis or layout)", {}]),
+        (VALUES, ["wrong values", {}]),
+    ]
+    for entry, (tier, diagnosis) in zip(entries[1:], kinds):
+        entry["verdicts"]["test_a"].update(tier=tier, diagnosis=diagnosis)
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    groups = {what: (tier, n) for tier, what, n, _example in _numbers(path).questions[0].diagnoses}
+    assert groups == {
+        "off by one": ("raised an exception", 3),
+        "other: gather breaks its range rule": ("raised an exception", 1),
+        "gathers along the wrong dim (the other axis or layout)": (VALUES, 1),
+        "other: wrong values": (VALUES, 1),
+    }
 
 
 def test_the_report_is_written_beside_the_csv_and_never_over_it(tmp_path):
@@ -174,6 +273,41 @@ def test_the_report_is_written_beside_the_csv_and_never_over_it(tmp_path):
         ("topk.select_patches", "layout=NBD")
     ]
     assert json.loads(written[2].read_text())["assignment"] == "topk"
+
+
+def test_the_page_shows_a_small_variant_far_below_and_points_to_the_copy_report(tmp_path):
+    grades = tmp_path / "grades-topk.csv"
+    _log(tmp_path / f"grades-topk{SUFFIX}", _small_variant_class())
+    page = write_report(grades)[0].read_text()
+    p = f"{7 * comb(21, 5) / comb(39, 5):.3f}"
+    assert "which does not make them fair" in page
+    assert "layout=NBD: 0 of 5 passed, its siblings 53%: far below them, yet not flagged." in page
+    assert f"5 students: at best p = {p} here" in page
+    assert page.count('<span class="warn">far below its siblings</span>') == 1
+    assert "If the students of layout=NBD handed in" in page
+    assert '<code class="cmd">gather-course similar topk</code>' in page
+    assert "discrimination is the correlation between the two" in page
+    row = page[page.index("<code>layout=NBD</code>") :].split("</tr>")[0]
+    assert ">0/5<" in row and ">\u221253<" in row and f">{p}<" in row and ">none<" in row
+    # four students: too few to test, still shown
+    _log(tmp_path / f"grades-topk{SUFFIX}", _small_variant_class(failing=MIN_VARIANT - 1))
+    page = write_report(grades)[0].read_text()
+    assert "0 of 4 passed" in page and "Too few students to test" in page
+
+
+def test_every_table_cell_is_labelled_with_its_column_for_a_phone(tmp_path):
+    grades = tmp_path / "grades-topk.csv"
+    _log(tmp_path / f"grades-topk{SUFFIX}", _class("layout=NBD"), problems={"s9": "no file"})
+    page = write_report(grades)[0].read_text()
+    tables = page.split("<table>")[1:]
+    assert len(tables) >= 5
+    for table in tables:
+        body = table.split("</table>")[0].split("</tr>", 1)[1]
+        cells = body.count("<td")
+        labelled = body.count("<td data-label=")
+        assert cells > 0 and labelled >= cells - body.count("</tr>"), table[:300]
+    assert '<td data-label="facility" class="n">' in page
+    assert '<td data-label="why">no file</td>' in page
 
 
 def test_a_chinese_class_gets_a_chinese_page(tmp_path):
@@ -316,6 +450,69 @@ def test_the_page_opens_from_a_file_in_a_browser_and_fits_a_phone(tmp_path, lang
                 page.screenshot(path=str(shot), full_page=True)
                 assert shot.stat().st_size > 20_000
                 page.close()
+        finally:
+            browser.close()
+
+
+def _smallest_text_pt(numbers) -> float:
+    """The smallest font size (points) of any text drawn in the report's two pictures."""
+    import matplotlib.text
+
+    from gather_course.report import _figures
+
+    sizes = [
+        t.get_fontsize()
+        for fig in (_figures.score_histogram(numbers), _figures.tier_bars(numbers))
+        for t in fig.findobj(matplotlib.text.Text)
+        if t.get_visible() and t.get_text().strip()
+    ]
+    return min(sizes)
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_on_a_phone_every_table_fits_and_every_chart_reads(tmp_path, lang):
+    """At 390 px no table scrolls sideways: each row is stacked, every number labelled and in
+    view; each picture's smallest text is at least 11 px as shown."""
+    from playwright.sync_api import sync_playwright
+
+    from gather_course._i18n import speaking
+
+    path = find_browser()
+    if path is None:
+        pytest.skip("no Chromium on PATH (README: apt-get install chromium)")
+    grades = tmp_path / "grades-topk.csv"
+    log = _log(tmp_path / f"grades-topk{SUFFIX}", _small_variant_class(), lang=lang)
+    page_path = write_report(grades)[0]
+    with speaking(lang):
+        smallest = _smallest_text_pt(_numbers(log))
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=path)
+        try:
+            page = browser.new_page(viewport={"width": 390, "height": 800})
+            page.goto(page_path.as_uri())
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            tables = page.eval_on_selector_all(
+                "table", "els => els.map(e => [e.scrollWidth, e.clientWidth])"
+            )
+            assert len(tables) >= 4 and all(0 < s <= c for s, c in tables), tables
+            cells = page.eval_on_selector_all(
+                "td.n",
+                "els => els.map(e => { const r = e.getBoundingClientRect(); "
+                "return [r.left, r.right, r.width, getComputedStyle(e, '::before').content]; })",
+            )
+            assert len(cells) > 30
+            for left, right, width, label in cells:  # a number, its label before it, in view
+                assert (
+                    0 <= left and right <= 390 and width > 0 and label.endswith((': "', '："'))
+                ), label
+            for natural, shown in page.eval_on_selector_all(
+                "img", "els => els.map(e => [e.naturalWidth, e.clientWidth])"
+            ):
+                px = smallest / 72 * 200 * shown / natural  # the PNG is drawn at 200 dpi
+                assert px >= 11, (smallest, natural, shown)
+            page.screenshot(path=str(tmp_path / f"phone-{lang}.png"), full_page=True)
+            page.close()
         finally:
             browser.close()
 

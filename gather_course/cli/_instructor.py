@@ -410,7 +410,18 @@ def _similar(args: argparse.Namespace) -> int:
     for c in report.crossed:
         print(
             f"  {c.question}: {c.student}'s answer fails their own variant ({c.own}) and is "
-            f"right for {c.other}, the variant of {', '.join(c.holders)}"
+            f"right for {c.other}, the variant of {', '.join(c.holders)} (the variants "
+            f"differ by {len(c.mistakes)} common mistakes: {'; '.join(c.mistakes)})"
+        )
+    if report.set_aside:
+        print(
+            f"  set aside {len(report.set_aside)} answers right for a classmate's variant: "
+            "the two variants differ by one common mistake only, which an honest answer "
+            "makes ("
+            + "; ".join(
+                f"{c.student}, {c.question}: {', '.join(c.mistakes)}" for c in report.set_aside
+            )
+            + ")"
         )
     for key, reached in sorted(report.internals.items()):
         for student, name in reached:

@@ -3,30 +3,64 @@
 In a class where each student has their own variant (``release --roster``), an answer that
 fails its author's variant is judged again, on the visible cases, against each other variant
 given in the class. One that passes there was most likely written for that variant: the
-report names it and the classmates who have it. The referee runs the answers, in its
+report names it and the classmates who have it, unless the two variants differ by one named
+misconception only (an honest off-by-one is right for the variant counting from 1): those
+are set aside, and counted. The referee runs the answers, in its
 sandboxed workers, as grading does; nothing here changes a score.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..grading._referee import Plan, Referee
 from ..grading._submission import OWN, graded_cells, read_submission
+from ..questions import exercise
+from ..questions._misconceptions import between
 
 
 @dataclass
 class Crossed:
     """``student``'s answer to ``question`` fails their ``own`` variant and passes ``other``,
-    the variant of ``holders``."""
+    the variant of ``holders``; ``mistakes``: the named mistakes that turn an answer to
+    ``own`` into one to ``other`` (one per knob they differ in)."""
 
     question: str
     student: str
     own: str
     other: str
     holders: list[str]
+    mistakes: tuple[str, ...] = ()
+
+    @property
+    def honest(self) -> bool:
+        """Whether one common mistake explains it: the two variants differ by one named
+        misconception (counting from 0 or 1, rows or columns...), so an honest answer with
+        that mistake is right for the classmate's variant too. Not a lead."""
+        return len(self.mistakes) <= 1
+
+
+def mistakes_between(qid: str, own: str, other: str) -> tuple[str, ...]:
+    """The named mistakes between two variants of ``qid`` (how strong a crossed lead is:
+    one is an honest slip, more is a lead).
+
+    >>> mistakes_between("basics.pick_per_row", "counting=one", "public")
+    ('off by one',)
+    >>> len(mistakes_between("basics.pick_per_row", "axis=columns,counting=one", "public"))
+    2
+    """
+    family = exercise(qid).family
+    if family is None:
+        return ()
+    return tuple(between(family, family.parse(qid, own), family.parse(qid, other)))
+
+
+def leads(found: list[Crossed]) -> tuple[list[Crossed], list[Crossed]]:
+    """(the leads, the ones set aside as one honest mistake away)."""
+    return [c for c in found if not c.honest], [c for c in found if c.honest]
 
 
 def crossed(
@@ -58,12 +92,28 @@ def crossed(
                     continue
                 if referee.judge(submission, Plan.make(f"{qid}:{mine[qid]}", None)).passed:
                     continue
-                others: dict[str, list[str]] = {}
-                for who, theirs in sorted(table.items()):
-                    if theirs[qid] != mine[qid]:
-                        others.setdefault(theirs[qid], []).append(who)
-                for other, holders in others.items():
-                    if referee.judge(submission, Plan.make(f"{qid}:{other}", None)).passed:
-                        found.append(Crossed(qid, student, mine[qid], other, holders))
-                        break
+                found += cross_for(
+                    qid,
+                    student,
+                    table,
+                    lambda v, s=submission, q=qid: (
+                        referee.judge(s, Plan.make(f"{q}:{v}", None)).passed
+                    ),
+                )
     return found
+
+
+def cross_for(
+    qid: str, student: str, table: dict[str, dict[str, str]], passes: Callable[[str], bool]
+) -> list[Crossed]:
+    """The classmate's variant of ``qid`` that ``student``'s answer passes (``passes``: its
+    verdict on a variant), when one does: a list of one, or empty."""
+    own = table[student][qid]
+    others: dict[str, list[str]] = {}
+    for who, theirs in sorted(table.items()):
+        if theirs[qid] != own:
+            others.setdefault(theirs[qid], []).append(who)
+    for other, holders in others.items():
+        if passes(other):
+            return [Crossed(qid, student, own, other, holders, mistakes_between(qid, own, other))]
+    return []

@@ -21,7 +21,7 @@ from ..grading._classes import CLASS_FILE, Solver, load_solver
 from ..grading._scan import course_internals, reachable
 from ..grading._submission import graded_cells
 from ..questions import exercise
-from ._crossed import Crossed, crossed
+from ._crossed import Crossed, crossed, leads
 from ._fingerprints import Match, partial_copies
 
 _KEEP = set(dir(builtins))
@@ -38,6 +38,7 @@ class SimilarReport:
     published: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     internals: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     crossed: list[Crossed] = field(default_factory=list)
+    set_aside: list[Crossed] = field(default_factory=list)  # crossed, one honest mistake away
     notes: list[str] = field(default_factory=list)  # what the report could not look at
 
 
@@ -182,5 +183,7 @@ def similar(
         ]
     table = info.get("variants", {}).get(assignment)
     if referee is not None and table:
-        report.crossed = crossed(referee, root, assignment, released, table)
+        report.crossed, report.set_aside = leads(
+            crossed(referee, root, assignment, released, table)
+        )
     return report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import csv
 import datetime
 import json
@@ -20,6 +21,7 @@ from ..course._course import (
     known_assignment,
     nbgrader_api,
 )
+from ..questions._misconceptions import is_misconception
 from ._classes import own_variants
 from ._classjob import student_job
 from ._gradebook import generated, gradebook_lock
@@ -52,6 +54,7 @@ class Outcome:
     seconds_late: float = 0.0
     time: SubmissionTime | None = None
     due: datetime.datetime | None = None  # the assignment's due date for this student
+    verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # per question, plain
 
 
 def submissions(root: Path, assignment: str) -> list[str]:
@@ -219,6 +222,7 @@ def _outcome(
             due=found.due,
         )
     outcome.notes = list(results[student]["notes"])
+    outcome.verdicts = dict(results[student].get("verdicts") or {})
     outcome.time = times.get(student)
     return outcome
 
@@ -314,12 +318,15 @@ def _time_cells(o: Outcome) -> list[str]:
 
 
 def _write_csv(path: Path, outcomes: list[Outcome]) -> None:
+    """The grades: each question's points, then the times, the problem, and each question's
+    tier and misconception (the named mistake its answer matches, or '')."""
     questions = sorted({q for o in outcomes for q in o.questions})
+    why = [f"{q}:{c}" for q in questions for c in ("tier", "misconception")]
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", newline="", encoding="utf-8", opener=private_file) as f:
         w = csv.writer(f)
         w.writerow(
-            ["student", "score", "max_score", "status", *questions, *_TIME_COLUMNS, "problem"]
+            ["student", "score", "max_score", "status", *questions, *_TIME_COLUMNS, "problem", *why]
         )
         for o in outcomes:
             w.writerow(
@@ -331,5 +338,18 @@ def _write_csv(path: Path, outcomes: list[Outcome]) -> None:
                     *(f"{o.questions[q]:g}" if q in o.questions else "" for q in questions),
                     *_time_cells(o),
                     o.problem,
+                    *(cell for q in questions for cell in _why_cells(o.verdicts.get(q))),
                 ]
             )
+
+
+def _why_cells(verdict: dict[str, Any] | None) -> tuple[str, str]:
+    """A question's tier and misconception as the CSV holds them (in English)."""
+    if not verdict:
+        return "", ""
+    found = verdict.get("diagnosis")
+    mistake = ""
+    if isinstance(found, list) and len(found) == 2 and is_misconception(str(found[0])):
+        args = {str(k): str(v) for k, v in dict(found[1]).items()}
+        mistake = str(found[0]).format_map(collections.defaultdict(str, args))
+    return str(verdict.get("tier") or ""), mistake

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .._text import fmt_value, type_name
+from .._tier import Tier
 from . import verdicts as v
 from ._cases import Case
+from ._misconceptions import LIKELY, from_error, named, variant_fix
 from ._outcome import Opaque, Outcome, clone
 from ._tracing import shape_tip, traced
 
@@ -30,17 +32,33 @@ def _to(value: Any, device: torch.device) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def raise_for_error(case: Case, outcome: Outcome) -> None:
-    """The verdict on a call that raised (not attempted, stopped, or an error)."""
+def raise_for_error(case: Case, outcome: Outcome, q: Question | None = None) -> None:
+    """The verdict on a call that raised (not attempted, stopped, or an error; ``q``: the
+    question, to name the mistake a refused gather shows)."""
     error = outcome.error
     if error is None:
         return
     if error.get("not_implemented"):
         raise v.not_attempted()
-    if error.get("type") == "TookTooLong":  # stopped by the grading worker at its limit
+    if error.get("stopped"):  # stopped by the grading worker at its limit (its own alarm)
         limit = error["message"]
         raise v.stopped(case, limit if _LIMIT.fullmatch(limit) else None)
-    raise v.raised(case, error)
+    failure = v.raised(case, error)
+    if q is not None:
+        _name_refused(q, error.get("gather") or [], failure)
+    raise failure
+
+
+def _name_refused(q: Question, gather: list[str], failure: v.Failure) -> None:
+    """The mistake a refused gather shows, and its fix made for the variant where
+    diagnose's generic one could mislead."""
+    found = from_error(q, gather)
+    if found is not None:
+        failure.kind = found
+        failure.details.append((LIKELY, found.text()))
+    fix = variant_fix(q, gather)
+    if fix:
+        failure.details = [(k, fix if k == "fix" else value) for k, value in failure.details]
 
 
 def expected_of(q: Question, case: Case) -> Any:
@@ -68,7 +86,7 @@ def expected_of(q: Question, case: Case) -> Any:
 def judge_case(q: Question, case: Case, outcome: Outcome) -> None:
     """Raise the first failure of one case's outcome: error, changed inputs, type, shape..."""
     expected = expected_of(q, case)
-    raise_for_error(case, outcome)
+    raise_for_error(case, outcome, q)
     if outcome.after is not None:
         _check_inputs_unchanged(case, dict(zip(case.inputs, outcome.after)))
     names = q.outputs
@@ -81,8 +99,24 @@ def judge_case(q: Question, case: Case, outcome: Outcome) -> None:
         got_items = tuple(got)
     for which, (name, exp, out) in enumerate(zip(names, expected, got_items)):
         _check_type(case, name, out)
-        _check_tensor(q, case, name, exp, out)
-        _check_values(q, case, which, name, exp, out)
+        try:
+            _check_tensor(q, case, name, exp, out)
+            _check_values(q, case, which, name, exp, out)
+        except v.Failure as failure:
+            if failure.tier in (Tier.WRONG_SHAPE, Tier.WRONG_DTYPE, Tier.WRONG_VALUES):
+                _name_mistake(q, case, which, out, exp, failure)
+            raise
+
+
+def _name_mistake(
+    q: Question, case: Case, which: int, out: torch.Tensor, exp: torch.Tensor, f: v.Failure
+) -> None:
+    """The known mistake the wrong output matches, if one does: the failure's diagnosis, and
+    a detail of its feedback (only on a failing case: it runs the loop spec again)."""
+    found = named(q, case, which, out, exp)
+    if found is not None:
+        f.kind = found
+        f.details.append((LIKELY, found.text()))
 
 
 def _check_type(case: Case, name: str, out: Any) -> None:

@@ -51,6 +51,7 @@ _LABELS = (
     N_("larger input"),
     N_("shift"),
     N_("grading"),
+    N_("likely mistake"),
 )
 
 # How a result is laid out; each language has its own punctuation (Chinese: （）：).

@@ -28,6 +28,9 @@ _TIER_COLOURS = {
     Tier.CONSTRAINTS: "#1f77b4",
     Tier.NOT_VECTORIZED: "#7f7f7f",
 }
+WIDTH = 4.2  # inches: 420 px on the page, where 10 pt text reads 14 px (12 px on a phone)
+SHOWN = round(100 * WIDTH)  # the width the page shows a picture at, in CSS px
+FONT = 10  # points: every text of both pictures, titles 11
 _SCORES = N_("Scores of the graded students")
 _STUDENTS = N_("students")
 _SCORE = N_("score (of {max})")
@@ -38,7 +41,8 @@ def _font() -> dict[str, Any]:
     from .._figure_text import figure_font
 
     family = figure_font().get("fontfamily")
-    return {"font.family": family} if family else {}
+    sizes = {"font.size": FONT, "legend.fontsize": FONT, "axes.titlesize": FONT + 1}
+    return {**sizes, "font.family": family} if family else sizes
 
 
 def score_histogram(numbers: ClassNumbers, ax: Any = None) -> Any:
@@ -48,7 +52,7 @@ def score_histogram(numbers: ClassNumbers, ax: Any = None) -> Any:
 
     with rc_context(_font()):
         if ax is None:
-            fig = Figure(figsize=(6.4, 2.8), layout="constrained")
+            fig = Figure(figsize=(WIDTH, 2.6), layout="constrained")
             ax = fig.subplots()
         else:
             fig = ax.figure
@@ -63,10 +67,17 @@ def score_histogram(numbers: ClassNumbers, ax: Any = None) -> Any:
         ax.set_xlim(-width, top + width)
         ax.set_xlabel(_(_SCORE).format(max=f"{top:g}"))
         ax.set_ylabel(_(_STUDENTS))
-        ax.set_title(_(_SCORES), loc="left", fontsize=11)
+        ax.set_title(_(_SCORES), loc="left")
         ax.yaxis.get_major_locator().set_params(integer=True)
         ax.spines[["top", "right"]].set_visible(False)
     return fig
+
+
+def _columns(labels: list[str]) -> int:
+    """Two columns of legend where the longest label fits half the width, else one (a
+    Chinese character is about two Latin letters wide)."""
+    widest = max((sum(2 if ord(c) > 0x2E80 else 1 for c in x) for x in labels), default=0)
+    return 2 if widest <= 24 else 1
 
 
 def tier_bars(numbers: ClassNumbers, ax: Any = None) -> Any:
@@ -76,11 +87,12 @@ def tier_bars(numbers: ClassNumbers, ax: Any = None) -> Any:
 
     questions = numbers.questions
     present = [t for t in Tier if any(q.tiers.get(t.value) for q in questions)]
+    cols = _columns([_(t.value) for t in present])
     with rc_context(_font()):
         own = ax is None
         if own:
-            height = 1.0 + 0.42 * len(questions) + 0.3 * ((len(present) + 2) // 3)
-            fig = Figure(figsize=(6.4, height), layout="constrained")
+            height = 1.0 + 0.42 * len(questions) + 0.3 * -(-len(present) // cols)
+            fig = Figure(figsize=(WIDTH, height), layout="constrained")
             ax = fig.subplots()
         else:
             fig = ax.figure
@@ -91,15 +103,15 @@ def tier_bars(numbers: ClassNumbers, ax: Any = None) -> Any:
             ax.barh(labels, widths, left=left, color=_TIER_COLOURS[tier], label=_(tier.value))
             left = [a + b for a, b in zip(left, widths)]
         ax.set_xlabel(_(_STUDENTS))
-        ax.set_title(_(_VERDICTS), loc="left", fontsize=11)
+        ax.set_title(_(_VERDICTS), loc="left")
         ax.spines[["top", "right"]].set_visible(False)
         where = {"loc": "outside lower left"} if own else {"loc": "best"}
-        (fig if own else ax).legend(ncols=3, frameon=False, fontsize=9, **where)
+        (fig if own else ax).legend(ncols=cols, frameon=False, **where)
     return fig
 
 
 def png(fig: Any) -> bytes:
-    """The figure as PNG bytes, at twice the resolution it is shown at (640 px wide)."""
+    """The figure as PNG bytes, at twice the resolution the page shows it at (SHOWN)."""
     out = io.BytesIO()
     fig.savefig(out, format="png", dpi=200)
     return out.getvalue()

@@ -13,14 +13,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._i18n import _
+from .._i18n import N_, _
 from .._tier import Tier
+from ..questions._misconceptions import is_misconception
 from ..questions._result import Diagnosis
 from . import _stats
 
 MIN_VARIANT = 5  # students a variant needs before its pass rate is judged
 MIN_OTHERS = 10  # and the rest of its question
 ALPHA = 0.05  # Holm-adjusted one-sided Fisher p-value under which a variant is flagged
+FAR_BELOW = 0.5  # a pass rate this far under its siblings' is shown, flagged or not
+MIN_FAR = 3  # ... where the variant has this many students
 TOP = 5  # diagnoses listed per question
 
 
@@ -31,10 +34,32 @@ class VariantRow:
     passed: int
     p_value: float | None = None  # Holm-adjusted; None: too few to judge
     flagged: bool = False
+    others: int = 0  # the question's other students (its siblings')
+    others_passed: int = 0
+    wrong: int = 0  # its students who handed in an answer that failed
+    best_p: float | None = None  # the adjusted p-value had every one of them failed
+    flag_below: int = 0  # flagged with fewer passes than this (0: no count can be)
+    far_below: bool = False  # its pass rate FAR_BELOW or more under its siblings'
 
     @property
     def rate(self) -> float:
         return self.passed / self.students if self.students else 0.0
+
+    @property
+    def others_rate(self) -> float:
+        return self.others_passed / self.others if self.others else 0.0
+
+    @property
+    def difference(self) -> float:
+        """The effect size: its pass rate minus its siblings' (negative: harder)."""
+        return self.rate - self.others_rate
+
+    @property
+    def smallest_gap(self) -> float | None:
+        """The smallest difference the test can flag here (None: it can flag none)."""
+        if not self.flag_below:
+            return None
+        return (self.flag_below - 1) / self.students - self.others_rate
 
 
 @dataclass
@@ -89,11 +114,35 @@ class ClassNumbers:
         return [(q.gid, v) for q in self.questions for v in q.variants if v.flagged]
 
 
-def _diagnosis(verdict: dict[str, Any]) -> str:
+OTHER = N_("other: {what}")  # a failure that matches no named misconception
+
+
+def _diagnosis(verdict: dict[str, Any]) -> tuple[str, bool]:
+    """What went wrong, in the report's language, and whether it is a named misconception
+    (:mod:`gather_course.questions._misconceptions`); any other is "other", with its rule."""
     found = verdict.get("diagnosis")
     if isinstance(found, list) and len(found) == 2 and isinstance(found[0], str):
-        return Diagnosis(found[0], {str(k): str(v) for k, v in dict(found[1]).items()}).text()
-    return ""
+        text = Diagnosis(found[0], {str(k): str(v) for k, v in dict(found[1]).items()}).text()
+        if is_misconception(found[0]):
+            return text, True
+        return _(OTHER).format(what=text), False
+    return _(OTHER).format(what="?"), False
+
+
+def _grouped(verdicts: list[tuple[str, dict]]) -> list[tuple[str, str, int, str]]:
+    """The failures grouped by misconception (whatever their tier) or, for the others, by
+    tier and diagnosis: (tier, what, students, an example message), the most frequent first."""
+    failures: Counter[tuple[str, str]] = Counter()
+    example: dict[tuple[str, str], tuple[str, str]] = {}
+    for _s, v in verdicts:
+        if v["passed"]:
+            continue
+        text, named = _diagnosis(v)
+        tier = v.get("tier") or "?"
+        key = ("" if named else tier, text)
+        failures[key] += 1
+        example.setdefault(key, (tier, v.get("message", "")))
+    return [(example[k][0], k[1], n, example[k][1]) for k, n in failures.most_common(TOP)]
 
 
 def class_numbers(
@@ -163,21 +212,14 @@ def _question(q: QuestionRow, graded: list[dict], totals: dict[str, float], othe
     if others:
         rest = [totals[s] - e for (s, _v), e in zip(verdicts, earned)]
         q.discrimination = _stats.discrimination(earned, rest)
-    failures: Counter[tuple[str, str]] = Counter()
-    example: dict[tuple[str, str], str] = {}
-    for _s, v in verdicts:
-        if v["passed"]:
-            continue
-        key = (v.get("tier") or "?", _diagnosis(v))
-        failures[key] += 1
-        example.setdefault(key, v.get("message", ""))
-    q.diagnoses = [(t, d, n, example[(t, d)]) for (t, d), n in failures.most_common(TOP)]
+    q.diagnoses = _grouped(verdicts)
     q.variants = _variants(verdicts)
 
 
 def _variants(verdicts: list[tuple[str, dict]]) -> list[VariantRow]:
-    """Each variant's pass rate; Fisher's exact test (one-sided: passed less) of each
-    variant against the rest of its question, Holm-adjusted over the variants judged."""
+    """Each variant's pass rate beside its siblings'; Fisher's exact test (one-sided: passed
+    less) of each variant against the rest of its question, Holm-adjusted over the variants
+    judged, and what the test could flag (:func:`._stats.first_unflagged`)."""
     rows: dict[str, VariantRow] = {}
     for _s, v in verdicts:
         row = rows.setdefault(
@@ -185,16 +227,19 @@ def _variants(verdicts: list[tuple[str, dict]]) -> list[VariantRow]:
         )
         row.students += 1
         row.passed += bool(v["passed"])
+        row.wrong += not v["passed"] and v.get("tier") != Tier.NOT_ATTEMPTED.value
     if len(rows) < 2:
         return []
     total, passed = sum(r.students for r in rows.values()), sum(r.passed for r in rows.values())
-    judged = [
-        r for r in rows.values() if r.students >= MIN_VARIANT and total - r.students >= MIN_OTHERS
-    ]
-    raw = [
-        _stats.fisher_less(r.passed, r.students, passed - r.passed, total - r.students)
-        for r in judged
-    ]
-    for r, p in zip(judged, _stats.holm(raw)):
+    for r in rows.values():
+        r.others, r.others_passed = total - r.students, passed - r.passed
+        r.far_below = r.students >= MIN_FAR and r.difference <= -FAR_BELOW
+    judged = [r for r in rows.values() if r.students >= MIN_VARIANT and r.others >= MIN_OTHERS]
+    groups = [(r.passed, r.students) for r in judged]
+    untested = (passed - sum(p for p, _n in groups), total - sum(n for _p, n in groups))
+    for i, (r, p) in enumerate(zip(judged, _stats.against_rest(groups, untested))):
         r.p_value, r.flagged = p, p < ALPHA
+        none_passed = [*groups[:i], (0, r.students), *groups[i + 1 :]]
+        r.best_p = _stats.against_rest(none_passed, untested)[i]
+        r.flag_below = _stats.first_unflagged(groups, i, ALPHA, untested)
     return sorted(rows.values(), key=lambda r: r.name)

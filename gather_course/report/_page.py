@@ -9,6 +9,7 @@ import csv
 import dataclasses
 import html
 import json
+import re
 from pathlib import Path
 
 from .._i18n import N_, _
@@ -16,7 +17,15 @@ from .._tier import Tier
 from ..grading._private import private_file
 from ..grading._receipts import duration
 from . import _figures
-from ._numbers import ALPHA, MIN_OTHERS, MIN_VARIANT, ClassNumbers, QuestionRow
+from ._numbers import (
+    ALPHA,
+    FAR_BELOW,
+    MIN_OTHERS,
+    MIN_VARIANT,
+    ClassNumbers,
+    QuestionRow,
+    VariantRow,
+)
 from ._stats import median
 
 _CSS = """
@@ -26,10 +35,19 @@ h1{font-size:1.6rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid
 h3{font-size:1.05rem}
 table{border-collapse:collapse;margin:.5rem 0;font-size:.92rem;display:block;overflow-x:auto}
 th,td{border:1px solid #ddd;padding:.25rem .5rem;text-align:left;vertical-align:top}
-th{background:#f4f4f4;white-space:nowrap}
+th{background:#f4f4f4}
 td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 img{max-width:100%;height:auto}.flag{color:#b00;font-weight:600;white-space:nowrap}.note{color:#555;font-size:.9rem}
 pre{white-space:pre-wrap;font-size:.8rem;background:#f8f8f8;padding:.5rem;margin:.25rem 0}
+.cmd{white-space:nowrap}.warn{color:#a15c00;font-weight:600}p.warn{font-weight:normal;color:#222;border-left:3px solid #e6a23c;padding-left:.5rem}
+@media (max-width:40rem){
+table,tbody,tr,td{display:block}table{border:0;font-size:.95rem}
+tr:first-child{display:none}
+tr{border:1px solid #ddd;border-radius:4px;margin:.4rem 0;padding:.3rem .5rem}
+td{border:0;padding:.05rem 0;overflow-wrap:anywhere}td.n{text-align:left;white-space:normal}
+td[data-label]::before{content:attr(data-label) ": ";color:#666}
+html[lang=zh-CN] td[data-label]::before{content:attr(data-label) "\\FF1A"}
+}
 """
 _T = {  # every sentence of the page, as bank texts
     "title": N_("Class report: {assignment}"),
@@ -72,7 +90,40 @@ _T = {  # every sentence of the page, as bank texts
         "variants; flagged where the adjusted p-value is under {alpha}. A variant with fewer "
         "than {min_variant} students, or fewer than {min_others} others, is too few to judge."
     ),
-    "no_flag": N_("No variant is passed significantly less often than its siblings."),
+    "no_flag": N_(
+        "No variant is passed significantly less often than its siblings, which does not "
+        "make them fair: in a class this size the test sees only large gaps (the last "
+        "column), and a small variant may not be flaggable at all."
+    ),
+    "siblings": N_("its siblings' pass rate"),
+    "difference": N_("difference (points)"),
+    "can_flag": N_("smallest gap it can flag"),
+    "none": N_("none"),
+    "far": N_("far below its siblings"),
+    "far_line": N_(
+        "{variant}: {passed} of {students} passed, its siblings {others}: far below them, "
+        "yet not flagged."
+    ),
+    "why_never": N_(
+        "{students} students: at best p = {best} here (had every one of them failed), never "
+        "under {alpha}: the test cannot flag this variant, so judge it by its task and hints."
+    ),
+    "why_not_yet": N_("p = {p} here; it would be flagged with {most} or fewer passes."),
+    "why_few": N_("Too few students to test: judge it by its task and hints."),
+    "copies": N_(
+        "If the students of {variant} handed in alike answers, or answers written for a "
+        "classmate's variant, the copy report names them:"
+    ),
+    "variants_can": N_(
+        "Difference: its pass rate minus its siblings', in percentage points. Smallest gap it "
+        "can flag: the difference at which this variant would be flagged, everyone else's "
+        "results unchanged (searched count by count; none: not even if all its students "
+        "failed). A variant {far} points or more below its siblings is shown, flagged or not."
+    ),
+    "two_questions": N_(
+        "With two questions, each one's discrimination is the correlation between the two: "
+        "the same number for both."
+    ),
     "not_graded": N_("Not graded"),
     "student": N_("student"),
     "why": N_("why"),
@@ -127,7 +178,7 @@ def _num(x: float | None, digits: int = 2) -> str:
 
 def _img(data: bytes, alt: str) -> str:
     encoded = base64.b64encode(data).decode()
-    return f'<img src="data:image/png;base64,{encoded}" alt="{alt}" width="640">'
+    return f'<img src="data:image/png;base64,{encoded}" alt="{alt}" width="{_figures.SHOWN}">'
 
 
 def _question_table(numbers: ClassNumbers) -> list[str]:
@@ -143,7 +194,8 @@ def _question_table(numbers: ClassNumbers) -> list[str]:
             f'<td class="n">{_num(q.discrimination)}</td>',
         ]
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return [*rows, "</table>", f'<p class="note">{_t("stats_note")}</p>']
+    two = f" {_t('two_questions')}" if len(numbers.questions) == 2 else ""
+    return [*rows, "</table>", f'<p class="note">{_t("stats_note")}{two}</p>']
 
 
 def _diagnoses(q: QuestionRow) -> list[str]:
@@ -161,33 +213,101 @@ def _diagnoses(q: QuestionRow) -> list[str]:
     return [*out, "</table>"]
 
 
+def _points(x: float) -> str:
+    return f"{100 * x:+.0f}".replace("-", "\u2212")
+
+
+def _variant_row(v: VariantRow) -> str:
+    verdict = (
+        f'<span class="flag">{_t("flagged")}</span>'
+        if v.flagged
+        else f'<span class="warn">{_t("far")}</span>'
+        if v.far_below
+        else _t("too_few")
+        if v.p_value is None
+        else ""
+    )
+    gap = v.smallest_gap
+    numbers = [
+        f"{v.passed}/{v.students}",
+        f"{v.rate:.0%}",
+        f"{v.others_rate:.0%}",
+        _points(v.difference),
+        _num(v.p_value, 3),
+        _t("na") if v.p_value is None else _t("none") if gap is None else _points(gap),
+    ]
+    cells = "".join(f'<td class="n">{x}</td>' for x in numbers)
+    return f"<tr><td><code>{html.escape(v.name)}</code></td>{cells}<td>{verdict}</td></tr>"
+
+
+def _variant_lines(v: VariantRow, assignment: str) -> list[str]:
+    """What the table cannot say: why a variant far below its siblings is not flagged, and
+    where its answers may be matched (the copy report, which this page never runs)."""
+    out = []
+    if v.far_below and not v.flagged:
+        line = _t(
+            "far_line", variant=v.name, passed=v.passed, students=v.students,
+            others=f"{v.others_rate:.0%}",
+        )  # fmt: skip
+        why = (
+            _t("why_few")
+            if v.p_value is None
+            else _t("why_never", students=v.students, best=_num(v.best_p, 3), alpha=ALPHA)
+            if not v.flag_below
+            else _t("why_not_yet", p=_num(v.p_value, 3), most=v.flag_below - 1)
+        )
+        out.append(f'<p class="warn">{line} {why}</p>')
+    if (v.flagged or v.far_below) and v.wrong:
+        command = f"gather-course similar {assignment}"
+        out.append(
+            f'<p class="note">{_t("copies", variant=v.name)} <code class="cmd">{html.escape(command)}</code></p>'
+        )
+    return out
+
+
 def _variants(numbers: ClassNumbers) -> list[str]:
     varied = [q for q in numbers.questions if q.variants]
     if not varied:
         return []
     out = [f"<h2>{_t('variants')}</h2>"]
-    flagged = numbers.flagged
-    out.append(f"<p>{_t('no_flag')}</p>" if not flagged else "")
+    out.append(f"<p>{_t('no_flag')}</p>" if not numbers.flagged else "")
+    head = ("variant", "passed", "rate", "siblings", "difference", "p", "can_flag")
     for q in varied:
         out.append(f"<h3><code>{html.escape(q.qid)}</code></h3>")
-        head = "".join(f"<th>{_t(h)}</th>" for h in ("variant", "students", "passed", "rate", "p"))
-        out.append(f"<table><tr>{head}<th></th></tr>")
-        for v in q.variants:
-            verdict = (
-                f'<span class="flag">{_t("flagged")}</span>'
-                if v.flagged
-                else _t("too_few")
-                if v.p_value is None
-                else ""
-            )
-            out.append(
-                f"<tr><td><code>{html.escape(v.name)}</code></td><td class='n'>{v.students}</td>"
-                f"<td class='n'>{v.passed}</td><td class='n'>{v.rate:.0%}</td>"
-                f"<td class='n'>{_num(v.p_value, 3)}</td><td>{verdict}</td></tr>"
-            )
+        out.append("<table><tr>" + "".join(f"<th>{_t(h)}</th>" for h in head) + "<th></th></tr>")
+        out.extend(_variant_row(v) for v in q.variants)
         out.append("</table>")
+        out.extend(line for v in q.variants for line in _variant_lines(v, numbers.assignment))
     note = _t("variants_note", alpha=ALPHA, min_variant=MIN_VARIANT, min_others=MIN_OTHERS)
-    return [*out, f'<p class="note">{note}</p>']
+    can = _t("variants_can", far=f"{100 * FAR_BELOW:.0f}")
+    return [*out, f'<p class="note">{note} {can}</p>']
+
+
+_TABLE = re.compile(r"<table>(.*?)</table>", re.S)
+
+
+def _labelled(page: str) -> str:
+    """Each table cell labelled with its column's heading (``data-label``): a phone shows
+    a table's rows stacked, each number after its label, and no header row."""
+
+    def one(table: re.Match[str]) -> str:
+        head, _sep, body = table.group(1).partition("</tr>")
+        labels = [
+            html.escape(html.unescape(re.sub(r"<[^>]+>", "", h)), quote=True)
+            for h in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)
+        ]
+
+        def row(text: str) -> str:
+            cells = iter(labels)
+            return re.sub(
+                r"<td(?=[\s>])", lambda _m: f'<td data-label="{next(cells, "")}"', text
+            ).replace(' data-label=""', "")
+
+        return (
+            f"<table>{head}</tr>" + "</tr>".join(row(r) for r in body.split("</tr>")) + "</table>"
+        )
+
+    return _TABLE.sub(one, page)
 
 
 def _times(numbers: ClassNumbers) -> list[str]:
@@ -277,7 +397,7 @@ def page(numbers: ClassNumbers) -> str:
     else:
         parts.append(f"<p>{_t('all_graded')}</p>")
     parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+    return _labelled("\n".join(parts) + "\n")
 
 
 def write_files(numbers: ClassNumbers, grades: Path) -> list[Path]:
