@@ -65,9 +65,49 @@ def add_commands(sub: Any) -> None:
     )
     p.add_argument("--timeout", type=float, default=10, help=timeout_help)
     p.set_defaults(func=_progress)
+    p = sub.add_parser("practice", help=_("a fresh variant of a question to practise on"))
+    p.add_argument(
+        "question",
+        nargs="?",
+        help=_("e.g. basics.pick_per_row (default: the one your practice record is weakest on)"),
+    )
+    p.set_defaults(func=_practice)
 
 
-COMMANDS = ("check", "start", "progress")  # the learner's: they speak the learner's language
+# the learner's: they speak the learner's language
+COMMANDS = ("check", "start", "progress", "practice")
+
+
+def _practice(args: argparse.Namespace) -> int:
+    from .._i18n import choosing
+    from ..course._workcopy import learners_copy, working_copy_language
+    from ..questions import exercise
+    from ..questions._mastery import read_record, weakest
+
+    folder = learners_copy()
+    with choosing(working_copy_language(folder) if folder else None):
+        questions, said = read_record(folder)
+        if said:
+            print(said)
+        qid = args.question or weakest(questions)
+        p = exercise(qid).practice()
+        q = p.question
+        for note in p.notes:
+            print(note)
+        print(_("Practice {qid}, variant {variant}").format(qid=q.qid, variant=p.variant) + "\n")
+        print(_("Write `{signature}`: {task}").format(signature=q.signature, task=q.task_text()))
+        rules = _("**Constraints:** {constraints}").format(constraints=q.constraints)
+        print("\n" + rules.replace("**", ""))  # (a terminal shows no Markdown)
+        print(
+            "\n"
+            + _("Check it in a notebook or in Python (it goes into your practice record):")
+            + "\n    import gather_course"
+            + f"\n    p = gather_course.exercise({q.qid!r}).practice({p.variant!r})"
+            + f"\n    p.check({q.name})"
+            + "\n"
+            + _("then `p.hint()` when stuck, and `p.solution()` once you have tried.")
+        )
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -202,6 +242,23 @@ def _say_course_changes(copied: Copied) -> None:
         )
 
 
+def _practised(practised: dict[str, Any], grade_id: str) -> str:
+    """The practice of the question a test cell checks, in a few words ('' if none is)."""
+    from ..questions import exercise, exercise_ids
+    from ..questions._mastery import mastery, summary
+
+    name = grade_id.removeprefix("test_")
+    qid = next((q for q in exercise_ids() if exercise(q).name == name), None)
+    return summary(mastery(practised, qid)) if qid else ""
+
+
+def _practise_next(practised: dict[str, Any]) -> str:
+    """What to practise next, as a command."""
+    from ..questions._mastery import weakest
+
+    return _("Practise next: gather-course practice {qid}").format(qid=weakest(practised))
+
+
 def _say_last_update(folder: Path) -> None:
     """One line: what the last ``start`` that brought course changes did, if anything."""
     from ..course._upgrade import last_update
@@ -246,6 +303,7 @@ def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Pat
     from ..grading._notebook_check import check_notebook
     from ..grading._referee import Referee
     from ..grading._sandbox import Worker
+    from ..questions._mastery import read_record
 
     marks = {"passed": "✓", "not attempted": "·"}
     done = total = 0
@@ -255,6 +313,9 @@ def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Pat
         ).format(folder=folder)
         + "\n"
     )
+    practised, said = read_record(folder)  # the practice record of the working copy
+    if said:
+        print(said)
     referee = Referee(Worker, call_limit=args.timeout)
     try:
         for path in notebooks:
@@ -266,10 +327,11 @@ def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Pat
             for r in reports:
                 print(
                     f"  {marks.get(r.status, '✗')} {r.grade_id.removeprefix('test_'):24} "
-                    f"{_(r.status)}"
+                    f"{_(r.status)}{_('; ')}{_practised(practised, r.grade_id)}"
                 )
     finally:
         referee.close()
+    print("\n" + _practise_next(practised))
     last = (
         _("Well done!")
         if done == total

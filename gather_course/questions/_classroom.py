@@ -162,7 +162,12 @@ def my_class(key: str, roster: str = "", variants: dict[str, str] | None = None)
     >>> mine.key == class_key(1)
     True
     """
-    return MyClass(key, roster, variants)
+    mine = MyClass(key, roster, variants)
+    OPENED.append(mine)  # practice never draws this student's graded variants (_practice)
+    return mine
+
+
+OPENED: list[MyClass] = []  # the classes this process's notebook opened with my_class()
 
 
 def setup_call(source: str) -> MyClass | None:

@@ -71,6 +71,7 @@ class Question:
     variant_name: str = "public"
     shown: Variant | None = None  # the task's template and slots (a question with knobs)
     own: bool = False  # a class release's own variant: its notebook names it mine.exercise(qid)
+    public_spec: Callable[..., Any] | None = None  # a variant's public loop spec (misconceptions)
 
     def __post_init__(self) -> None:
         if not self.args:
@@ -142,6 +143,7 @@ class Question:
             dtypes=self.dtypes if v.dtypes is None else {**self.dtypes, **v.dtypes},
             variant_name=name,
             shown=v,
+            public_spec=self.public_spec or self.spec,
         )
 
     @property
@@ -210,6 +212,16 @@ class Question:
     def check(self, fn: Callable[..., Any], *, seed: int = 0, large: bool = False) -> CheckResult:
         """Run ``fn`` on a seeded battery and return specific, tiered feedback."""
         return run_check(self, fn, seed, large)
+
+    def practice(self, variant: str | None = None, seed: int | None = None) -> Any:
+        """A fresh variant of this question to practise on, one you have not seen: its task,
+        ``check(fn)``, ``hint(n)`` and, once tried, ``solution()`` (``seed``: the same draw
+        each time; ``variant``: that one).
+
+        >>> exercise("basics.pick_per_row").practice(seed=1).variant != "public"
+        True
+        """
+        return _PRACTICE[0](self, variant, seed)
 
     def _refuse_in_class(self, what: str) -> None:
         if class_without_help():
@@ -307,6 +319,15 @@ IMPORTS_CONSTRAINT = N_(
 # A hint or a solution under its heading (Chinese punctuation: （）：).
 _HEADED = N_("{head} (`{qid}`): {text}")
 _REGISTRY: dict[str, Question] = {}
+# How Question.practice() draws: _practice.practice, given by provides_practice() when the bank
+# is imported (that module imports this one, so this one names it only here).
+_PRACTICE: list[Callable[..., Any]] = []
+
+
+def provides_practice(draw: Callable[..., Any]) -> None:
+    """Register ``draw(question, variant, seed)`` as what :meth:`Question.practice` calls
+    (the bank's own registration, as questions register themselves)."""
+    _PRACTICE[:] = [draw]
 
 
 def _either(texts: dict[str, str]) -> str:

@@ -5,7 +5,7 @@ function from plain data: shapes, names, counts, seconds. Nothing here runs an a
 reads a job's reply. The in-notebook check (:mod:`._check`) and grading's referee
 (:mod:`gather_course.grading._referee`) gather the evidence; :mod:`.steps` asks it, step by
 step, in one order, and calls these functions: so what ``check`` says is what grading gives.
-Change a wording here (then the catalog: ``pybabel extract`` and ``update``, docs/i18n.md).
+Change a wording here (then the catalog: ``pybabel extract`` and ``update``, docs/translating.md).
 
 Details are ``(label, value)`` pairs: labels stay English in the result and are shown
 translated (``_result._LABELS``); values are worded here, in the learner's language.
@@ -80,6 +80,16 @@ class Failure(Exception):
                 _("`.check({name}).draw()` draws the expected values next to yours.").format(
                     name=q.name
                 )
+            )
+        practise = q.family is not None or not class_without_help()  # (else: the graded one)
+        if (
+            self.tier != Tier.NOT_ATTEMPTED
+            and q.variant_name == "public"
+            and not q.own
+            and practise
+        ):
+            advice.append(  # issue 49: a fresh variant to practise on, for a public question
+                _("`{call}.practice()` draws a fresh variant to practise on.").format(call=q.call)
             )
         return CheckResult(
             q.qid,
@@ -188,7 +198,7 @@ _RULES = ("type", "dim", "ndim", "size", "range", "dtype", "device")
 
 def _raised_kind(error: dict[str, Any]) -> Diagnosis:
     gather = error.get("gather") or []
-    if len(gather) == 4 and gather[3] in _RULES:  # diagnose's rule: dim, size, range...
+    if len(gather) >= 4 and gather[3] in _RULES:  # diagnose's rule: dim, size, range...
         rule = gather[3]
         return Diagnosis(N_("gather breaks its {rule} rule"), {"rule": rule})
     return Diagnosis(N_("raised {error}"), {"error": str(error.get("type", ""))[:80]})
@@ -326,7 +336,7 @@ def wrong_values(
 
 
 FIRST_WRONG = N_("first wrong element")
-_HIDDEN_SHOWN = ("case", "inputs", FIRST_WRONG, "error", "where")
+_HIDDEN_SHOWN = ("case", "inputs", FIRST_WRONG, "error", "where", "likely mistake")
 _HIDDEN_NOTE = (
     N_("values"),
     N_("not shown for hidden cases: make your function right for any input of these shapes"),
