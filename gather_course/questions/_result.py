@@ -56,6 +56,9 @@ _LABELS = (
 
 # How a result is laid out; each language has its own punctuation (Chinese: （）：).
 _VERDICT_LINE = N_("{mark} {verdict} ({qid}): {headline}")
+# The advice under a verdict, set apart: in italics, which Chinese fonts lack (bold is too loud:
+# the zh catalog shows it plain)
+_ADVICE_MD = N_("*{advice}*")
 _VERDICT_MD = N_("{mark} **{verdict}** (`{qid}`): {headline}")
 _DETAIL_LINE = N_("{key}: {value}")
 _DETAIL_MD = N_("- **{key}:** {value}")
@@ -156,7 +159,7 @@ class CheckResult:
                 for k, v in self.details
             ]
         if self.advice_sentences:
-            lines += ["", f"*{self.advice}*"]
+            lines += ["", _(_ADVICE_MD).format(advice=self.advice)]
         return "\n".join(lines)
 
     def draw(self, ax: Any = None) -> Any:

@@ -73,7 +73,7 @@ class Failure(Exception):
         advice = (
             []
             if self.tier == Tier.NOT_ATTEMPTED or class_without_help()  # no hint to offer
-            else [_("Stuck? {call}.hint() gives a hint.").format(call=q.call)]
+            else [_("Stuck? `{call}.hint()` gives a hint.").format(call=q.call)]
         )
         if self.pair is not None:
             advice.append(
