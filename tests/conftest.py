@@ -4,6 +4,7 @@ one, so no test run writes into the data folder of whoever runs it. And the chec
 its mode: grading closes a course folder to other users, and a test that grades in the
 checkout itself would close it (the classroom's Unix users run the course from it)."""
 
+import os
 import stat
 from pathlib import Path
 
@@ -40,3 +41,15 @@ def _the_checkout_keeps_its_mode():
     yield
     after = stat.S_IMODE(root.stat().st_mode)
     assert after == before, f"a test changed {root}'s mode from {before:o} to {after:o}"
+
+
+@pytest.fixture(autouse=True)
+def _the_working_directory_is_kept(request):
+    """A test that leaves the process in another folder breaks every later one that reads a
+    relative path (nbval's sanitize file: 187 errors once): it fails itself instead."""
+    before = os.getcwd()
+    yield
+    after = os.getcwd()
+    if after != before:
+        os.chdir(before)
+        pytest.fail(f"{request.node.nodeid} left the working directory at {after}")
