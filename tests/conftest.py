@@ -27,6 +27,20 @@ def _own_data_folder(tmp_path_factory):
 
 
 @pytest.fixture(autouse=True)
+def _cwd_is_kept(request):
+    """(Named to come first of the autouse fixtures, which pytest orders by name: set up before
+    monkeypatch, it is checked after monkeypatch's undo.)
+    A test that leaves the process in another folder breaks every later one that reads a
+    relative path (nbval's sanitize file: 187 errors once): it fails itself instead."""
+    before = os.getcwd()
+    yield
+    after = os.getcwd()
+    if after != before:
+        os.chdir(before)
+        pytest.fail(f"{request.node.nodeid} left the working directory at {after}")
+
+
+@pytest.fixture(autouse=True)
 def _no_remembered_working_copy(tmp_path_factory, monkeypatch):
     """Each test starts with no working copy remembered: the learner's commands speak the
     language of the one `start` last opened, so one test's Chinese copy would change what
@@ -41,15 +55,3 @@ def _the_checkout_keeps_its_mode():
     yield
     after = stat.S_IMODE(root.stat().st_mode)
     assert after == before, f"a test changed {root}'s mode from {before:o} to {after:o}"
-
-
-@pytest.fixture(autouse=True)
-def _the_working_directory_is_kept(request):
-    """A test that leaves the process in another folder breaks every later one that reads a
-    relative path (nbval's sanitize file: 187 errors once): it fails itself instead."""
-    before = os.getcwd()
-    yield
-    after = os.getcwd()
-    if after != before:
-        os.chdir(before)
-        pytest.fail(f"{request.node.nodeid} left the working directory at {after}")
