@@ -354,7 +354,7 @@ def test_the_timing_cell_checks_every_way_and_prints_words_from_its_own_numbers(
         assert verdict == _verdict(same.ratio(name)), (name, ratio, verdict)
     r = {name: same.ratio(name) for name in same}
     assert f"Fastest here: {min(r, key=r.get)}; slowest: {max(r, key=r.get)}." in out
-    assert f"Python loop: {loop.ratio('Python loop'):,.0f}× gather's time" in out
+    assert f"Python loop: {loop.ratio('Python loop'):.0f}× gather's time" in out
     assert torch.get_num_threads() == namespace["threads"]  # put back
 
 

@@ -220,8 +220,8 @@ RETIRED = {
     "GPU 内核、CUDA 内核": r"(?:GPU|CUDA)\s?内核",  # a GPU kernel is 核函数; 内核 is Jupyter's
     "不声不响": r"不声不响",
 }
-# retired in the lectures, the messages, the READMEs and the website (issue 52): one word per
-# concept, as the glossary gives it
+# retired in the lectures, the exercises (zh/solutions, zh/exercises), the messages, the READMEs
+# and the website (issue 52): one word per concept, as the glossary gives it
 RETIRED_HERE = {
     "有效（指索引、id 合法时）": r"有效(?!数字|带宽)",  # valid: 合法 (有效数字 are significant digits)
     "恢复、复原（指 restore 时）": r"恢复|复原",  # restore: 还原
@@ -258,14 +258,7 @@ def test_each_term_is_said_one_way():
     found = [
         f"{where}: {m.group(0)!r} in {text[max(0, m.start() - 12) : m.end() + 12]!r}"
         for where, text in _chinese_texts().items()
-        for pattern in [
-            *RETIRED.values(),
-            *(
-                RETIRED_HERE.values()
-                if not where.startswith(("zh/solutions", "zh/exercises"))
-                else []
-            ),
-        ]
+        for pattern in [*RETIRED.values(), *RETIRED_HERE.values()]
         for m in re.finditer(pattern, text)
     ]
     assert not found, "retired words (zh/glossary.md, 不用的说法):\n" + "\n".join(found)
