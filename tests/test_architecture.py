@@ -268,3 +268,17 @@ def test_every_guide_a_file_points_to_exists():
     assert "docs/architecture.md" in pointed
     missing = {n: where for n, where in pointed.items() if not (ROOT / n).is_file()}
     assert missing == {}, missing
+
+
+def test_each_class_name_is_used_once_in_the_package():
+    """One type, one name: a class name defined in two modules is a reader's trap (there
+    were two Outcome, two Timing and two Diagnosis)."""
+    homes: dict[str, list[str]] = {}
+    for path in sorted((ROOT / "gather_course").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                homes.setdefault(node.name, []).append(path.relative_to(ROOT).as_posix())
+    assert len(homes) > 40
+    twice = {name: where for name, where in homes.items() if len(where) > 1}
+    assert twice == {}, twice

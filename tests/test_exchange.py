@@ -15,7 +15,7 @@ import pytest
 
 from gather_course import GatherCourseError
 from gather_course.grading import _inbound
-from gather_course.grading._grade import Outcome, _time_cells
+from gather_course.grading._grade import StudentGrade, _time_cells
 from gather_course.grading._inbound import Rules, Unreadable, read_folder, shown
 from gather_course.grading._private import close_course
 from gather_course.grading._receipts import (
@@ -84,11 +84,11 @@ def test_a_claim_is_never_a_csv_cell_as_the_student_wrote_it():
     received = datetime.datetime(2026, 11, 27, 11, 0, tzinfo=UTC)
     formula = '=HYPERLINK("http://x","late?")'
     forged = SubmissionTime(received, TimeSource.RECEIVED, formula)
-    cells = _time_cells(Outcome("ben", True, time=forged))
+    cells = _time_cells(StudentGrade("ben", True, time=forged))
     assert cells[4] == 'not a time: \'=HYPERLINK("http://x","late?")\''
     assert not any(c.startswith(("=", "+", "-", "@")) for c in cells)
     honest = SubmissionTime(received, TimeSource.RECEIVED, CLAIM)
-    assert _time_cells(Outcome("ana", True, time=honest))[2:5] == [
+    assert _time_cells(StudentGrade("ana", True, time=honest))[2:5] == [
         "2026-11-27T11:00:00+00:00",
         "received",
         "2026-11-27T10:00:00+00:00",

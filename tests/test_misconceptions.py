@@ -239,7 +239,7 @@ def test_the_fix_applier_applies_what_diagnose_says():
 
 
 def test_the_grades_csv_has_each_questions_tier_and_misconception(tmp_path):
-    from gather_course.grading._grade import Outcome, _write_csv
+    from gather_course.grading._grade import StudentGrade, _write_csv
     from gather_course.grading._regrade import _points
 
     verdicts = {
@@ -248,9 +248,9 @@ def test_the_grades_csv_has_each_questions_tier_and_misconception(tmp_path):
     }
     other = {"test_a": {"passed": True, "tier": "passed", "diagnosis": None}}
     rows = [
-        Outcome("ann", True, 0.0, 5.0, {"test_a": 0.0, "test_b": 0.0}, verdicts=verdicts),
-        Outcome("ben", True, 2.0, 5.0, {"test_a": 2.0, "test_b": 0.0}, verdicts=other),
-        Outcome("cat", False, problem="not a notebook"),
+        StudentGrade("ann", True, 0.0, 5.0, {"test_a": 0.0, "test_b": 0.0}, verdicts=verdicts),
+        StudentGrade("ben", True, 2.0, 5.0, {"test_a": 2.0, "test_b": 0.0}, verdicts=other),
+        StudentGrade("cat", False, problem="not a notebook"),
     ]
     path = tmp_path / "grades-x.csv"
     _write_csv(path, rows)

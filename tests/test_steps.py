@@ -36,7 +36,7 @@ class Found(steps.Evidence):
     unfinished_: steps.Unfinished | None = None
     constraints_: steps.Constraints = field(default_factory=steps.Constraints)
     growth_: steps.Growth | None = None
-    timing_: steps.Timing | None = None
+    timing_: steps.LargeInputTiming | None = None
     asked: list[str] = field(default_factory=list)
 
     def reached(self):
@@ -176,7 +176,9 @@ def test_operations_that_grow_with_the_input_are_a_loop():
 
 
 def _timing(measured: Measurement, **more) -> Found:
-    return Found(timing_=steps.Timing("B=64, C=4096", measured, 0.01, 4.0, 2, 10.0, **more))
+    return Found(
+        timing_=steps.LargeInputTiming("B=64, C=4096", measured, 0.01, 4.0, 2, 10.0, **more)
+    )
 
 
 @pytest.mark.parametrize(
@@ -225,7 +227,7 @@ def test_judge_stops_at_the_first_failure_and_asks_nothing_after_it():
     found = Found(
         reached_=None,
         seen_=[steps.Seen(CASE, Outcome(value=RIGHT + 1))],
-        timing_=steps.Timing("B=1", Measurement(Timed.FAILED), 1.0, 2.0, 2, 10.0),
+        timing_=steps.LargeInputTiming("B=1", Measurement(Timed.FAILED), 1.0, 2.0, 2, 10.0),
     )
     result = steps.judge(PICK, found)
     assert result.tier == Tier.WRONG_VALUES and not result.passed
@@ -236,7 +238,9 @@ def test_judge_passes_when_every_step_passes_and_says_how_many_cases():
     found = Found(
         seen_=[steps.Seen(CASE, Outcome(value=RIGHT))] * 2,
         growth_=steps.Growth("x: [3, 4]", 2, "x: [30, 4]", 2),
-        timing_=steps.Timing("B=1", Measurement(Timed.MEASURED, 0.01), 0.01, 4.0, 2, 10.0),
+        timing_=steps.LargeInputTiming(
+            "B=1", Measurement(Timed.MEASURED, 0.01), 0.01, 4.0, 2, 10.0
+        ),
     )
     result = steps.judge(PICK, found)
     assert result.passed and result.tier == Tier.PASSED

@@ -38,7 +38,7 @@ LOG = "grading-log.jsonl"  # the instructor's log, in the course root
 
 
 @dataclass
-class Outcome:
+class StudentGrade:
     """One student's grading: the scores, or why the submission could not be graded.
     ``score`` is after nbgrader's late penalty (``late_penalty`` points taken); ``time`` is
     the submission's time as grading took it (:mod:`._receipts`)."""
@@ -110,7 +110,7 @@ def grade_class(
     require_sandbox: bool = False,
     pool: Any = None,
     scheduler: str | None = None,
-) -> list[Outcome]:
+) -> list[StudentGrade]:
     """Grade every submission of ``assignment`` with the referee, write ``csv_path``.
 
     Scores are decided by the referee, outside the students' code; nbgrader records them
@@ -200,18 +200,18 @@ def _outcome(
     problems: dict[str, str],
     results: dict[str, dict[str, Any]],
     times: dict[str, SubmissionTime],
-) -> Outcome:
+) -> StudentGrade:
     """One student's outcome: the gradebook's scores, or why they are not a grade."""
     found = graded.get(student)
     if student in problems or found is None:  # whatever the gradebook holds is not a grade
-        outcome = Outcome(
+        outcome = StudentGrade(
             student,
             False,
             max_score=found.max_score if found else 0.0,
             problem=problems.get(student, ""),
         )
     else:
-        outcome = Outcome(
+        outcome = StudentGrade(
             student,
             True,
             found.score,
@@ -300,7 +300,7 @@ _TIME_COLUMNS = [
 ]
 
 
-def _time_cells(o: Outcome) -> list[str]:
+def _time_cells(o: StudentGrade) -> list[str]:
     t = o.time
     claimed = t.claimed if t else None
     if claimed is not None:
@@ -317,7 +317,7 @@ def _time_cells(o: Outcome) -> list[str]:
     ]
 
 
-def _write_csv(path: Path, outcomes: list[Outcome]) -> None:
+def _write_csv(path: Path, outcomes: list[StudentGrade]) -> None:
     """The grades: each question's points, then the times, the problem, and each question's
     tier and misconception (the named mistake its answer matches, or '')."""
     questions = sorted({q for o in outcomes for q in o.questions})

@@ -278,7 +278,7 @@ class _FromJob(steps.Evidence):
         small, big = (sum((self._outcome(n).ops or {}).values()) for n in (last - 2, last - 1))
         return steps.Growth(shapes(self.scaling[0]), small, shapes(self.scaling[1]), big)
 
-    def timing(self) -> steps.Timing:
+    def timing(self) -> steps.LargeInputTiming:
         return self.referee.timing(self.q, self.sub, self.plan.timing_seed)
 
     def summary(self) -> steps.Summary:

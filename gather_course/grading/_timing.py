@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from ..questions import exercise
-from ..questions.steps import Large, Timing
+from ..questions.steps import Large, LargeInputTiming
 from ..questions.verdicts import Measurement, Timed, sizes_text
 from ._frames import JobStatus, ended
 from ._jobdata import TIMING_REPEAT, _outcome, _timing_bytes, call_seed
@@ -95,7 +95,7 @@ class _TimingConstraint:
                 )
         return _BASELINES[key]
 
-    def timing(self, q: Question, sub: Submission, seed: int) -> Timing:
+    def timing(self, q: Question, sub: Submission, seed: int) -> LargeInputTiming:
         """The answer's CPU time on the large input against the course solution's; and,
         once within the limit, its last result there. A run over the limit is measured
         once more (a run can be paused by the host): the faster counts."""
@@ -111,7 +111,7 @@ class _TimingConstraint:
             again = self.measure(sub.cells, q, seed, cpu_cap=cap)
             if again.seconds is not None and again.seconds < (got.seconds or 0):
                 got = again
-        timing = Timing(
+        timing = LargeInputTiming(
             sizes_text(q.timing or {}), got, ref, factor, TIMING_REPEAT, self.call_limit
         )
         if got.how is not Timed.MEASURED or got.over(factor * ref):

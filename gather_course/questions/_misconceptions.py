@@ -30,7 +30,7 @@ from .._i18n import N_, _
 from ._cases import Case
 from ._knobs import COUNTING_NOTE, Family, Variant
 from ._outcome import clone
-from ._result import Diagnosis
+from ._result import FailureKind
 
 if TYPE_CHECKING:
     from ._question import Question
@@ -100,7 +100,7 @@ def is_misconception(template: str) -> bool:
 
 def named(
     q: Question, case: Case, which: int, got: torch.Tensor, expected: torch.Tensor
-) -> Diagnosis | None:
+) -> FailureKind | None:
     """The first known mistake whose output on ``case`` equals ``got`` (output ``which``;
     ``expected``: the right one). Each mistake's output is kept in the case's memo, so a
     class graded on the same cases computes it once."""
@@ -115,11 +115,11 @@ def named(
             if _same(q, wrong, got, strict) and not _same(q, wrong, expected, strict):
                 return diagnosis
     if _same(q, _first_slices(expected), got):
-        return Diagnosis(NOT_EXPANDED)
-    return Diagnosis(PARTIAL) if _partial(q, expected, got) else None
+        return FailureKind(NOT_EXPANDED)
+    return FailureKind(PARTIAL) if _partial(q, expected, got) else None
 
 
-def from_error(q: Question, gather: list[str]) -> Diagnosis | None:
+def from_error(q: Question, gather: list[str]) -> FailureKind | None:
     """The known mistake a gather that torch refused shows: ``gather`` is diagnose's
     ``[call, message, fix, rule, numbers]`` (:func:`gather_course.diagnose.gather_failure`),
     plain data from the job, read as hostile."""
@@ -128,19 +128,19 @@ def from_error(q: Question, gather: list[str]) -> Diagnosis | None:
     rule, (index_dims, low, high, d, *shape) = gather[3], map(int, gather[4].split())
     dims = q.family is not None and bool({"axis", "layout"} & set(q.family.knobs))
     if rule == "ndim" and index_dims < len(shape):
-        return Diagnosis(NOT_UNSQUEEZED)
+        return FailureKind(NOT_UNSQUEEZED)
     if rule in ("dim", "size") and dims:
-        return Diagnosis(OTHER_AXIS)
+        return FailureKind(OTHER_AXIS)
     if rule != "range" or not 0 <= d < len(shape):
         return None
     size = shape[d]
     if high == size and low >= 1:
-        return Diagnosis(OFF_BY_ONE)  # counted from 1
+        return FailureKind(OFF_BY_ONE)  # counted from 1
     if high >= size and any(high < n for j, n in enumerate(shape) if j != d):
-        return Diagnosis(OTHER_AXIS)
+        return FailureKind(OTHER_AXIS)
     if high == size or (low == -1 and high < size - 1):
-        return Diagnosis(OFF_BY_ONE)
-    return Diagnosis(NEGATIVE) if low < 0 else None
+        return FailureKind(OFF_BY_ONE)
+    return FailureKind(NEGATIVE) if low < 0 else None
 
 
 def variant_fix(q: Question, gather: list[str]) -> str | None:
@@ -182,16 +182,16 @@ def _partial(q: Question, expected: torch.Tensor, got: torch.Tensor) -> bool:
     return 0 < k < len(right) and not any(right[k:]) and bool((rest == rest.flatten()[0]).all())
 
 
-def _candidates(q: Question, case: Case) -> Iterator[tuple[Diagnosis, str, Callable[..., Any]]]:
+def _candidates(q: Question, case: Case) -> Iterator[tuple[FailureKind, str, Callable[..., Any]]]:
     """(the mistake, a key for the case's memo, what computes its output) for each one."""
     for at, (name, x) in enumerate(case.inputs.items()):  # an index one off, either way
         if isinstance(x, torch.Tensor) and x.dim() and not _float_or_bool(x):
             for s in (1, -1):
-                yield Diagnosis(OFF_BY_ONE), f"{name}{s:+d}", _shifted(q.spec, at, s)
+                yield FailureKind(OFF_BY_ONE), f"{name}{s:+d}", _shifted(q.spec, at, s)
     yield from _siblings(q)
 
 
-def _siblings(q: Question) -> Iterator[tuple[Diagnosis, str, Callable[..., Any]]]:
+def _siblings(q: Question) -> Iterator[tuple[FailureKind, str, Callable[..., Any]]]:
     """Every other variant's spec, named by how its choices differ from ``q``'s."""
     public = q.public_spec or (q.spec if q.variant_name == "public" else None)
     if q.family is None or public is None:
@@ -205,11 +205,11 @@ def _siblings(q: Question) -> Iterator[tuple[Diagnosis, str, Callable[..., Any]]
         if len(changed) == 1:
             knob = next(k for k in mine if mine[k] != params[k])
             args = {"variant": f"{knob}={params[knob]}"} if changed[0] == OTHER_VARIANT else {}
-            found = Diagnosis(changed[0], args)
+            found = FailureKind(changed[0], args)
         elif params == q.family.public:
-            found = Diagnosis(PUBLIC_ANSWER)
+            found = FailureKind(PUBLIC_ANSWER)
         else:
-            found = Diagnosis(OTHER_VARIANT, {"variant": name})
+            found = FailureKind(OTHER_VARIANT, {"variant": name})
         yield found, name, _variant_spec(q.qid, q.family, params, public)
 
 

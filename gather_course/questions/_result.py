@@ -67,12 +67,12 @@ HIDDEN_CASE = N_("hidden case: {label}")  # a grading case's label; shown transl
 
 
 @dataclass(frozen=True)
-class Diagnosis:
+class FailureKind:
     """What went wrong, short and countable: a bank text (``template``, translated when shown)
     and the values it is formatted with. The class report groups verdicts by it; a learner
     reads the headline and details instead.
 
-    >>> Diagnosis("dtype {got}", {"got": "float32"}).text()
+    >>> FailureKind("dtype {got}", {"got": "float32"}).text()
     'dtype float32'
     """
 
@@ -101,7 +101,7 @@ class CheckResult:
     details: list[tuple[str, str]] = field(default_factory=list)
     advice_sentences: tuple[str, ...] = ()  # what to try next, a sentence each
     _pair: tuple[str, Any, Any] | None = field(default=None, repr=False, compare=False)
-    diagnosis: Diagnosis | None = field(default=None, repr=False, compare=False)
+    diagnosis: FailureKind | None = field(default=None, repr=False, compare=False)
 
     def __bool__(self) -> bool:
         return self.passed

@@ -12,7 +12,7 @@ import torch
 
 from .._i18n import N_, _
 from ._cases import Case
-from ._result import Diagnosis
+from ._result import FailureKind
 
 # The two shift messages, by (more than one place, forward); the numbers go in with .format.
 _SHIFTED = {
@@ -61,7 +61,7 @@ _ELSEWHERE = N_("values read from other elements")
 
 def traced(
     case: Case, name: str, e: torch.Tensor, o: torch.Tensor, bad: torch.Tensor
-) -> tuple[list[tuple[str, str]], Diagnosis | None]:
+) -> tuple[list[tuple[str, str]], FailureKind | None]:
     """Where the wrong values came from: a shift of the whole output, or the input elements
     that the first wrong value and its expected value were copied from; and that, short,
     for the class report (None: not known)."""
@@ -69,7 +69,7 @@ def traced(
     if shift:
         d, s = shift
         text = _(_SHIFTED[abs(s) > 1, s > 0]).format(name=name, n=abs(s), d=d)
-        return [("shift", text)], Diagnosis(_SHIFT_KIND, {"n": str(s), "d": str(d)})
+        return [("shift", text)], FailureKind(_SHIFT_KIND, {"n": str(s), "d": str(d)})
     sources = {
         k: v.detach().cpu()
         for k, v in case.inputs.items()
@@ -93,7 +93,7 @@ def traced(
         p = tuple(int(i) for i in p)
         g, w = _source(sources, o[p]), _source(sources, e[p])
         if not (g and w and g[0] == w[0]):
-            return out, Diagnosis(_ELSEWHERE)
+            return out, FailureKind(_ELSEWHERE)
         diff = [(d, a - b) for d, (a, b) in enumerate(zip(g[1], w[1])) if a != b]
         moves.add(tuple(diff))
     if len(moves) == 1:
@@ -106,8 +106,8 @@ def traced(
                     _(_FROM[abs(s) > 1, s > 0]).format(n=abs(s), d=d, name=got[0]),
                 )
             )
-            return out, Diagnosis(_FROM_KIND, {"n": str(s), "d": str(d), "name": got[0]})
-    return out, Diagnosis(_ELSEWHERE)
+            return out, FailureKind(_FROM_KIND, {"n": str(s), "d": str(d), "name": got[0]})
+    return out, FailureKind(_ELSEWHERE)
 
 
 def _source(sources: dict[str, torch.Tensor], value: torch.Tensor) -> tuple[str, tuple] | None:

@@ -85,7 +85,7 @@ class Large(Enum):
 
 
 @dataclass(frozen=True)
-class Timing:
+class LargeInputTiming:
     """The answer's CPU time on the large input against the course solution's (grading),
     and its result there (``large``; ``error``: (type, message) when it raised)."""
 
@@ -130,7 +130,7 @@ class Evidence:
     def growth(self) -> Growth | None:
         return None
 
-    def timing(self) -> Timing | None:
+    def timing(self) -> LargeInputTiming | None:
         return None
 
     def summary(self) -> Summary:

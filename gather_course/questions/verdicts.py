@@ -29,7 +29,7 @@ from .._answer_api import OUTSIDE
 from .._i18n import N_, _, listed
 from .._text import fmt_shape, sentences, type_name
 from .._tier import Tier
-from ._result import CheckResult, Diagnosis, class_without_help
+from ._result import CheckResult, FailureKind, class_without_help
 
 if TYPE_CHECKING:
     from ._cases import Case
@@ -61,7 +61,7 @@ class Failure(Exception):
         headline: str,
         details: Details | None = None,
         pair: tuple[str, torch.Tensor, torch.Tensor] | None = None,
-        kind: Diagnosis | None = None,
+        kind: FailureKind | None = None,
     ):
         super().__init__(headline)
         self.tier, self.headline, self.details = tier, headline, details or []
@@ -137,7 +137,7 @@ def not_attempted() -> Failure:
             "Your function still raises NotImplementedError: "
             "replace the `raise NotImplementedError()` line with your code."
         ),
-        kind=Diagnosis(N_("not attempted")),
+        kind=FailureKind(N_("not attempted")),
     )
 
 
@@ -152,7 +152,7 @@ def stopped(case: Case, limit: str | None) -> Failure:
         Tier.EXCEPTION,
         _("Your function did not finish: {why} (an endless loop?).").format(why=why),
         _base(case),
-        kind=Diagnosis(N_("did not finish: stopped at the call limit")),
+        kind=FailureKind(N_("did not finish: stopped at the call limit")),
     )
 
 
@@ -196,12 +196,12 @@ NOT_A_FUNCTION = N_("it is not a function but {what}")
 _RULES = ("type", "dim", "ndim", "size", "range", "dtype", "device")
 
 
-def _raised_kind(error: dict[str, Any]) -> Diagnosis:
+def _raised_kind(error: dict[str, Any]) -> FailureKind:
     gather = error.get("gather") or []
     if len(gather) >= 4 and gather[3] in _RULES:  # diagnose's rule: dim, size, range...
         rule = gather[3]
-        return Diagnosis(N_("gather breaks its {rule} rule"), {"rule": rule})
-    return Diagnosis(N_("raised {error}"), {"error": str(error.get("type", ""))[:80]})
+        return FailureKind(N_("gather breaks its {rule} rule"), {"rule": rule})
+    return FailureKind(N_("raised {error}"), {"error": str(error.get("type", ""))[:80]})
 
 
 def mutated(case: Case, name: str) -> Failure:
@@ -213,7 +213,7 @@ def mutated(case: Case, name: str) -> Failure:
             "clone first): the caller's data must stay as it was."
         ).format(name=name),
         _base(case),
-        kind=Diagnosis(N_("changed its input in place")),
+        kind=FailureKind(N_("changed its input in place")),
     )
 
 
@@ -224,7 +224,7 @@ def not_a_tuple(case: Case, names: Sequence[str], got: Any) -> Failure:
             n=len(names), names=", ".join(names), got=type_name(got)
         ),
         _base(case),
-        kind=Diagnosis(N_("not a tuple of the outputs")),
+        kind=FailureKind(N_("not a tuple of the outputs")),
     )
 
 
@@ -240,7 +240,7 @@ def not_a_tensor(case: Case, name: str, got: str, *, none: bool = False) -> Fail
             ]
         ),
         _base(case),
-        kind=Diagnosis(N_("returned None (no return?)") if none else N_("not a tensor")),
+        kind=FailureKind(N_("returned None (no return?)") if none else N_("not a tensor")),
     )
 
 
@@ -260,7 +260,7 @@ def subclass(case: Case, name: str, got: str, *, named: bool = True) -> Failure:
         Tier.WRONG_TYPE,
         text.format(name=name, got=got),
         _base(case),
-        kind=Diagnosis(N_("a tensor subclass")),
+        kind=FailureKind(N_("a tensor subclass")),
     )
 
 
@@ -276,7 +276,7 @@ def wrong_shape(case: Case, name: str, want: list[int], got: list[int], tip: str
             ]
         ),
         _base(case),
-        kind=Diagnosis(
+        kind=FailureKind(
             N_("shape {got} where {want} is expected"), {"got": str(got), "want": str(want)}
         ),
     )
@@ -290,7 +290,7 @@ def wrong_dtype(case: Case, name: str, allowed: Sequence[torch.dtype], got: torc
             name=name, want=want, got=str(got).replace("torch.", "")
         ),
         _base(case),
-        kind=Diagnosis(N_("dtype {got}"), {"got": str(got).replace("torch.", "")}),
+        kind=FailureKind(N_("dtype {got}"), {"got": str(got).replace("torch.", "")}),
     )
 
 
@@ -302,14 +302,17 @@ def wrong_device(case: Case, name: str, want: torch.device, got: torch.device) -
             "Create new tensors with device=... of an input."
         ).format(name=name, want=want, got=got),
         _base(case),
-        kind=Diagnosis(N_("on the wrong device")),
+        kind=FailureKind(N_("on the wrong device")),
     )
 
 
 def wrong_by_rule(case: Case, problem: tuple[str, Details]) -> Failure:
     """The question's own verifier (several answers are right) found a problem."""
     return Failure(
-        Tier.WRONG_VALUES, problem[0], _base(case) + problem[1], kind=Diagnosis(N_("wrong values"))
+        Tier.WRONG_VALUES,
+        problem[0],
+        _base(case) + problem[1],
+        kind=FailureKind(N_("wrong values")),
     )
 
 
@@ -320,7 +323,7 @@ def wrong_values(
     total: int,
     first: Details,
     pair: tuple[str, torch.Tensor, torch.Tensor],
-    kind: Diagnosis | None = None,
+    kind: FailureKind | None = None,
 ) -> Failure:
     """``count`` of ``total`` values wrong; ``first``: the first wrong element's details;
     ``kind``: where they came from, when that is known (a shift along a dim)."""
@@ -331,7 +334,7 @@ def wrong_values(
         ),
         _base(case) + first,
         pair=pair,
-        kind=kind or Diagnosis(N_("wrong values")),
+        kind=kind or FailureKind(N_("wrong values")),
     )
 
 
@@ -378,7 +381,7 @@ def reaches_into_course(name: str, where: str) -> Failure:
         _("Your answer reaches into the course itself: {what} ({where}); {constraint}").format(
             what=what, where=where, constraint=_(OUTSIDE).format(what=what)
         ),
-        kind=Diagnosis(N_("reaches into the course")),
+        kind=FailureKind(N_("reaches into the course")),
     )
 
 
@@ -420,7 +423,7 @@ def unfinished(case: Case, stop: Stop, status: str, limit: float, cap_mb: int) -
         Tier.EXCEPTION,
         _("Your function did not finish: {why}.").format(why=why),
         _base(case),
-        kind=Diagnosis(_STOP_KINDS[stop]),
+        kind=FailureKind(_STOP_KINDS[stop]),
     )
 
 
@@ -432,7 +435,7 @@ def forbidden_ran(forbidden: str, op: str) -> Failure:
             "Your values are right, but this question asks you not to use "
             "{ops}: your function ran `{op}`."
         ).format(ops=forbidden, op=op),
-        kind=Diagnosis(N_("uses a forbidden op ({op})"), {"op": op}),
+        kind=FailureKind(N_("uses a forbidden op ({op})"), {"op": op}),
     )
 
 
@@ -445,7 +448,7 @@ def forbidden_in_code(forbidden: str, name: str, where: str) -> Failure:
             "Your values are right, but this question asks you not to use {ops}: "
             "your code uses {what}."
         ).format(ops=forbidden, what=what),
-        kind=Diagnosis(N_("uses a forbidden op ({op})"), {"op": name}),
+        kind=FailureKind(N_("uses a forbidden op ({op})"), {"op": name}),
     )
 
 
@@ -461,7 +464,7 @@ def hidden_call(constraint: str, name: str, where: str) -> Failure:
             "functions by their names: your code uses `{name}` ({where}). Leave out "
             "computed names, torch internals, other libraries, threads and processes."
         ).format(constraint=constraint, name=name, where=where),
-        kind=Diagnosis(N_("hides what it calls ({name})"), {"name": name}),
+        kind=FailureKind(N_("hides what it calls ({name})"), {"name": name}),
     )
 
 
@@ -479,7 +482,7 @@ def never_ran(required: str, op: str) -> Failure:
             "Your values are right, but this question asks you to use {ops}: your function "
             "never ran `{op}`."
         ).format(ops=required, op=op),
-        kind=Diagnosis(N_("never runs the required op ({op})"), {"op": op}),
+        kind=FailureKind(N_("never runs the required op ({op})"), {"op": op}),
     )
 
 
@@ -497,7 +500,7 @@ def operations_grow(small: str, n_small: int, big: str, n_big: int) -> Failure:
             ("small input", _("{shapes}: {n} operations").format(shapes=small, n=n_small)),
             ("larger input", _("{shapes}: {n} operations").format(shapes=big, n=n_big)),
         ],
-        kind=Diagnosis(N_("not vectorized: a Python loop (operations grow)")),
+        kind=FailureKind(N_("not vectorized: a Python loop (operations grow)")),
     )
 
 
@@ -550,7 +553,7 @@ def started_tasks(sizes: str) -> Failure:
             "one thread; write it that way."
         ),
         [(_LARGE, sizes)],
-        kind=Diagnosis(N_("not vectorized: started a thread or process")),
+        kind=FailureKind(N_("not vectorized: started a thread or process")),
     )
 
 
@@ -561,7 +564,7 @@ def stopped_on_large(sizes: str, limit: float) -> Failure:
             "Your function did not finish on a large input ({size}): it ran longer "
             "than {limit} s and was stopped."
         ).format(size=sizes, limit=f"{limit:g}"),
-        kind=Diagnosis(N_("did not finish on the large input")),
+        kind=FailureKind(N_("did not finish on the large input")),
     )
 
 
@@ -572,7 +575,7 @@ def failed_on_large(sizes: str) -> Failure:
             "Your function did not finish on a large input ({size}): it raised an "
             "error or ended its process."
         ).format(size=sizes),
-        kind=Diagnosis(N_("did not finish on the large input")),
+        kind=FailureKind(N_("did not finish on the large input")),
     )
 
 
@@ -600,7 +603,7 @@ def too_slow(sizes: str, got: Measurement, solution: float, factor: float, calls
             (N_("the course's solution"), f"{solution:.3f} s"),
             (N_("the limit"), f"{factor:.3g} × {solution:.3f} s"),
         ],
-        kind=Diagnosis(N_("not vectorized: too slow on the large input")),
+        kind=FailureKind(N_("not vectorized: too slow on the large input")),
     )
 
 
@@ -610,7 +613,7 @@ def raised_on_large(sizes: str, error: str, message: str) -> Failure:
         _("Your function raised an error on a large input ({size}): {error}: {message}").format(
             size=sizes, error=error, message=message
         ),
-        kind=Diagnosis(N_("raised {error} on the large input"), {"error": error}),
+        kind=FailureKind(N_("raised {error} on the large input"), {"error": error}),
     )
 
 
@@ -621,5 +624,5 @@ def wrong_on_large(sizes: str) -> Failure:
             "Your function gives wrong values on a large input ({size}), although the "
             "small cases pass."
         ).format(size=sizes),
-        kind=Diagnosis(N_("wrong values on the large input")),
+        kind=FailureKind(N_("wrong values on the large input")),
     )

@@ -16,7 +16,7 @@ from typing import Any
 from .._i18n import N_, _
 from .._tier import Tier
 from ..questions._misconceptions import is_misconception
-from ..questions._result import Diagnosis
+from ..questions._result import FailureKind
 from . import _stats
 
 MIN_VARIANT = 5  # students a variant needs before its pass rate is judged
@@ -122,7 +122,7 @@ def _diagnosis(verdict: dict[str, Any]) -> tuple[str, bool]:
     (:mod:`gather_course.questions._misconceptions`); any other is "other", with its rule."""
     found = verdict.get("diagnosis")
     if isinstance(found, list) and len(found) == 2 and isinstance(found[0], str):
-        text = Diagnosis(found[0], {str(k): str(v) for k, v in dict(found[1]).items()}).text()
+        text = FailureKind(found[0], {str(k): str(v) for k, v in dict(found[1]).items()}).text()
         if is_misconception(found[0]):
             return text, True
         return _(OTHER).format(what=text), False
