@@ -20,9 +20,10 @@ from gather_course.copies._fingerprints import partial_copies
 from gather_course.copies._similar import normalise, similar
 from gather_course.course._course import assignments, course_root
 from gather_course.course._execute import execute_notebook
-from gather_course.grading._classes import own_variants, read_roster, release_class
+from gather_course.grading._classes import own_variants, release_class
 from gather_course.grading._classjob import referee_student
 from gather_course.grading._referee import Referee
+from gather_course.grading._roster import read_roster
 from gather_course.grading._sandbox import Worker
 from gather_course.grading._submission import NotGraded, graded_cells
 from tests.helpers import ROOT, cli, fill_cells, variant_solutions

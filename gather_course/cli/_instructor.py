@@ -230,7 +230,8 @@ def _release(args: argparse.Namespace) -> int:
 
     root = course_root(args.course)
     if args.class_seed is not None or args.to or args.roster:
-        from ..grading._classes import read_roster, release_class
+        from ..grading._classes import release_class
+        from ..grading._roster import read_roster
 
         if args.class_seed is None or not args.to or args.out:
             raise GatherCourseError(
