@@ -675,7 +675,7 @@ def test_a_class_with_its_own_variants_graded_and_reported_end_to_end(tmp_path):
             "--course",
             str(ROOT),
             "--class-seed",
-            "11",
+            "12",  # a class where one classmate is two named mistakes from ada
             "--roster",
             str(roster),
             "--to",
@@ -687,7 +687,11 @@ def test_a_class_with_its_own_variants_graded_and_reported_end_to_end(tmp_path):
     table = info["variants"]["basics"]
     released = _released(target, "basics")
     ada, cyd = ROSTER[0], ROSTER[2]
-    bob = next(s for s in ROSTER[1:] if table[s] != table[ada])  # a variant not ada's
+    def apart(s: str) -> int:  # how many named mistakes lie between s's variants and ada's
+        return max(len(mistakes_between(q, table[s][q], table[ada][q])) for q in table[ada])
+
+    bob = max(ROSTER[1:], key=apart)  # the classmate whose variant is farthest from ada's
+    assert apart(bob) > 1  # a lead that holds up: more than one honest slip apart (seed 12)
     for student, whose in ((ada, ada), (bob, ada), ("zed_37q", cyd)):
         folder = target / "submitted" / student / "basics"
         folder.mkdir(parents=True)
@@ -724,7 +728,7 @@ def test_a_class_with_its_own_variants_graded_and_reported_end_to_end(tmp_path):
             checked += 1
     assert checked > 0  # (basics has few variant answer lines: six beyond what bob wrote)
     report = cli("similar", "basics", "--course", str(target)).stdout
-    assert f"{bob}'s answer fails their own variant" in report and ada in report
+    assert f"{bob}'s answer fails their own variant" in report and ada in report, report
 
 
 @CLASS
