@@ -411,8 +411,8 @@ def test_the_grading_cluster_refuses_a_student_and_its_certificates_are_not_thei
         cwd=room.campus.home(room.teach),
     )  # fmt: skip
     try:
-        first = cluster.stdout.readline()
-        assert first.startswith("INSTRUCTOR RAN "), first + cluster.stdout.read(3000)
+        first, said = _first_line(cluster, "INSTRUCTOR RAN ", timeout=240)
+        assert first, f"the instructor's cluster did not start in 240 s:\n{said[-3000:]}"
         address = first.split()[-1]
         assert address.startswith("tls://127.0.0.1:")
         for how, extra in [("no certificate", ""), ("his own CA's", _OWN_CA)]:
@@ -433,6 +433,29 @@ def test_the_grading_cluster_refuses_a_student_and_its_certificates_are_not_thei
             cluster.wait(60)
         except subprocess.TimeoutExpired:
             cluster.kill()
+
+
+def _first_line(proc: subprocess.Popen, start: str, timeout: float) -> tuple[str, str]:
+    """The first line of ``proc``'s output that begins with ``start`` (Dask may warn first:
+    a slow disk, a port in use), and all it said until then; ``("", said)`` after ``timeout``
+    seconds, never waiting longer (a reader thread: the process keeps its pipe open)."""
+    import queue
+    import threading
+
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(
+        target=lambda: [lines.put(line) for line in iter(proc.stdout.readline, "")], daemon=True
+    ).start()
+    said, deadline = "", time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            line = lines.get(timeout=max(0.1, deadline - time.monotonic()))
+        except queue.Empty:
+            break
+        said += line
+        if line.startswith(start):
+            return line, said
+    return "", said
 
 
 # The instructor's cluster: TLS with the class's certificates on the loopback; it runs a task
