@@ -687,6 +687,7 @@ def test_a_class_with_its_own_variants_graded_and_reported_end_to_end(tmp_path):
     table = info["variants"]["basics"]
     released = _released(target, "basics")
     ada, cyd = ROSTER[0], ROSTER[2]
+
     def apart(s: str) -> int:  # how many named mistakes lie between s's variants and ada's
         return max(len(mistakes_between(q, table[s][q], table[ada][q])) for q in table[ada])
 
