@@ -48,10 +48,13 @@ def _answer(q):
     return variant_solutions.solve(q.qid, q.params)
 
 
-def test_the_record_sits_beside_the_marker_the_working_copy_uses():
-    from gather_course.course._upgrade import MARKER
+def test_the_record_sits_beside_the_marker_the_working_copy_uses(tmp_path):
+    from gather_course.course._workcopy import make_working_copy
 
-    assert _mastery.WORKCOPY_MARKER == MARKER
+    work = make_working_copy(tmp_path / "work").folder
+    _mastery.note_check(work, "basics.gather_loop", "public", True, False)
+    assert (work / _mastery.RECORD).is_file() and (work / ".gather-course.json").is_file()
+    assert not [p for p in work.iterdir() if p.name.endswith(".part")]  # written whole
 
 
 @pytest.mark.parametrize("qid", WITH_KNOBS)

@@ -14,16 +14,16 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from .._learner_files import MARKER, set_aside, temp_beside, write_atomic
 
 if TYPE_CHECKING:
     from ._workcopy import Copied
 
 
-MARKER = ".gather-course.json"  # in the working copy's top folder
 LAST = "last_update"  # the marker's record of the last start that brought course changes
 
 
@@ -100,32 +100,10 @@ def _write_beside(target: Path, data: bytes, offered: Any) -> Path:
         n += 1
 
 
-def _temp_beside(path: Path, data: bytes) -> Path:
-    """``data`` in a new hidden file in ``path``'s folder (for a rename onto ``path``)."""
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-    except BaseException:
-        os.unlink(name)
-        raise
-    return Path(name)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``path`` whole or not at all: a temporary file in its folder, then renamed."""
-    part = _temp_beside(path, data)
-    try:
-        os.replace(part, path)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
-
-
 def _write_new(path: Path, data: bytes) -> bool:
     """Write ``path`` whole, only where no file is there: False (nothing written) where one
     is, even one that appeared meanwhile."""
-    part = _temp_beside(path, data)
+    part = temp_beside(path, data)
     try:
         try:
             os.link(part, path)  # fails where path exists: never over a file
@@ -158,12 +136,7 @@ def read_marker(marker: Path) -> tuple[dict[str, Any], Path | None]:
         record = None
     if isinstance(record, dict):
         return record, None
-    n, aside = 1, marker.with_name(marker.name + ".corrupt")
-    while aside.exists():
-        n += 1
-        aside = marker.with_name(f"{marker.name}.corrupt-{n}")
-    os.rename(marker, aside)
-    return {}, aside
+    return {}, set_aside(marker)
 
 
 @dataclass

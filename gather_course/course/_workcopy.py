@@ -17,7 +17,8 @@ from pathlib import Path
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _, choosing, setting
-from ._upgrade import BESIDE, LAST, MARKER, read_marker, read_text, sync_file, write_atomic
+from .._learner_files import MARKER, enclosing_working_copy, write_atomic
+from ._upgrade import BESIDE, LAST, read_marker, read_text, sync_file
 
 DEFAULT_DIR = "~/gather-course-work"
 LEARNER_CONFIG = Path(__file__).parent / "_learner_config"
@@ -76,19 +77,6 @@ def course_files(course: Path = _COURSE) -> list[Path]:
 def working_dir(path: str | Path | None) -> Path:
     """The working copy's folder: ``path``, or the default ``~/gather-course-work``."""
     return Path(os.path.expanduser(str(path or DEFAULT_DIR))).resolve()
-
-
-def enclosing_working_copy(start: str | Path = ".") -> Path | None:
-    """The working copy that holds ``start`` (it or a folder above it has the marker), or None.
-
-    >>> enclosing_working_copy("~/gather-course-work/exercises/basics")  # doctest: +SKIP
-    PosixPath('/home/me/gather-course-work')
-    """
-    here = Path(os.path.expanduser(str(start))).resolve()
-    for folder in (here, *here.parents):
-        if (folder / MARKER).is_file():
-            return folder
-    return None
 
 
 def make_working_copy(
@@ -238,9 +226,7 @@ def remember(folder: Path, course: Path = _COURSE) -> bool:
         return False
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        part = path.with_suffix(f".{os.getpid()}.part")
-        part.write_text(json.dumps({"folder": str(folder)}) + "\n", encoding="utf-8")
-        os.replace(part, path)  # whole or not at all
+        write_atomic(path, (json.dumps({"folder": str(folder)}) + "\n").encode("utf-8"))
     except OSError:
         return False
     return True

@@ -13,17 +13,16 @@ Deleting the file loses only the record; a file that cannot be read is set aside
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .._i18n import _
+from .._learner_files import set_aside, write_atomic
 from ._question import exercise_ids
 
 RECORD = ".gather-course-practice.json"
-WORKCOPY_MARKER = ".gather-course.json"  # course/_upgrade.py's MARKER (tests check they agree)
 MASTERED_AFTER = 2  # different variants passed without a hint (a question without: passes)
 _SESSION: dict[str, Any] = {}  # the record outside a working copy: this process only
 
@@ -71,12 +70,6 @@ def _count(entry: dict[str, Any], key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def working_copy(start: str | Path = ".") -> Path | None:
-    """The working copy that holds ``start`` (it or a folder above has the marker), or None."""
-    here = Path(os.path.expanduser(str(start))).resolve()
-    return next((f for f in (here, *here.parents) if (f / WORKCOPY_MARKER).is_file()), None)
-
-
 def read_record(folder: Path | None) -> tuple[dict[str, Any], str]:
     """The record of the working copy at ``folder`` (None: this session's), and a line
     saying where a file that could not be read was set aside ('' when none was)."""
@@ -91,11 +84,7 @@ def read_record(folder: Path | None) -> tuple[dict[str, Any], str]:
         data = None
     if isinstance(data, dict) and isinstance(data.get("questions"), dict):
         return data["questions"], ""
-    n, aside = 1, path.with_name(path.name + ".corrupt")
-    while aside.exists():
-        n += 1
-        aside = path.with_name(f"{path.name}.corrupt-{n}")
-    os.rename(path, aside)
+    aside = set_aside(path)
     return {}, _(
         "Could not read {file}, your practice record: kept it as {aside} and started a new one."
     ).format(file=path, aside=aside.name)
@@ -122,10 +111,8 @@ def note_check(folder: Path | None, qid: str, variant: str, passed: bool, hinted
     if folder is None:
         return said
     text = json.dumps({"version": 1, "questions": questions}, indent=1, sort_keys=True) + "\n"
-    part = folder / f"{RECORD}.{os.getpid()}.part"
     try:
-        part.write_text(text, encoding="utf-8")
-        os.replace(part, folder / RECORD)  # whole or not at all
+        write_atomic(folder / RECORD, text.encode("utf-8"))  # whole or not at all
     except OSError as exc:
         return _("Could not write your practice record {file} ({error}).").format(
             file=folder / RECORD, error=exc.strerror or exc

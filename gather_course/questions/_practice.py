@@ -21,8 +21,9 @@ from typing import Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
+from .._learner_files import enclosing_working_copy
 from ._classroom import OPENED
-from ._mastery import mastery, note_check, read_record, working_copy
+from ._mastery import mastery, note_check, read_record
 from ._question import _HEADED, Markdown, Question, exercise, provides_practice
 from ._result import CLASS_ENV, CheckResult, class_without_help
 from ._variant_hints import variant_hints
@@ -99,7 +100,7 @@ def practice(
                 )
             )
     else:
-        seen = _seen(q.qid, folder if folder is not None else working_copy(), notes)
+        seen = _seen(q.qid, folder if folder is not None else enclosing_working_copy(), notes)
         seen = seen if seed is None else set()
         left = [n for n in names if n not in seen] if public.family else names
         if not left:
@@ -133,7 +134,7 @@ class Practice:
         self, q: Question, seed: int, notes: tuple[str, ...] = (), folder: Path | None = None
     ) -> None:
         self.question, self.seed, self.notes = q, seed, notes
-        self.folder = folder if folder is not None else working_copy()
+        self.folder = folder if folder is not None else enclosing_working_copy()
         self.hinted = self.tried = False
 
     @property
