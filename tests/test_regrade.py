@@ -63,6 +63,7 @@ def test_grading_again_keeps_the_earlier_grades_and_says_what_changed(tmp_path):
     assert report.returncode == 0, report.stderr[-2000:]
     html = (root / "grades-basics-report.html").read_text(encoding="utf-8")
     assert "Changes since the earlier grading" in html and kept.name in html
+    assert "The earlier run&#x27;s grades" in html  # its note escaped once, not twice
     assert f">{wrong}</td>" in html and "s00009_late" in html  # (cells carry their label)
     # a third run with nothing new: the second run's grades are kept too, and it says so
     third = cli("grade", "basics", "--course", str(root))

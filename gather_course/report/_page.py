@@ -9,7 +9,7 @@ import csv
 import dataclasses
 import html
 import json
-import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .._i18n import N_, _
@@ -181,43 +181,67 @@ def _img(data: bytes, alt: str) -> str:
     return f'<img src="data:image/png;base64,{encoded}" alt="{alt}" width="{_figures.SHOWN}">'
 
 
+class _Number(str):
+    """A table cell's HTML that is a number (set right, and after its label on a phone)."""
+
+
+def _table(heads: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
+    """A table of the page: ``heads`` (keys of its texts; '' for a column without one) and
+    rows of cells (each cell's HTML; a number's as :class:`_Number`). Each cell carries its
+    column's heading (``data-label``): on a phone the rows stack, each number after its
+    label, and the header row is hidden."""
+    labels = [_t(h) if h else "" for h in heads]
+    out = ["<table><tr>" + "".join(f"<th>{label}</th>" for label in labels) + "</tr>"]
+    for row in rows:
+        cells = "".join(
+            "<td"
+            + (f' data-label="{label}"' if label else "")
+            + (' class="n"' if isinstance(cell, _Number) else "")
+            + f">{cell}</td>"
+            for label, cell in zip(labels, row, strict=True)
+        )
+        out.append(f"<tr>{cells}</tr>")
+    return "".join(out) + "</table>"
+
+
 def _question_table(numbers: ClassNumbers) -> list[str]:
     head = ["question", "tried", "passed", "median", "facility", "discrimination"]
-    rows = ["<table><tr>" + "".join(f"<th>{_t(h)}</th>" for h in head) + "</tr>"]
-    for q in numbers.questions:
-        cells = [
-            f"<td><code>{html.escape(q.qid)}</code> ({q.points:g})</td>",
-            f'<td class="n">{q.attempted}/{q.graded}</td>',
-            f'<td class="n">{q.passed}/{q.graded}</td>',
-            f'<td class="n">{_num(q.median_points, 1)}</td>',
-            f'<td class="n">{_num(q.facility)}</td>',
-            f'<td class="n">{_num(q.discrimination)}</td>',
+    rows = [
+        [
+            f"<code>{html.escape(q.qid)}</code> ({q.points:g})",
+            _Number(f"{q.attempted}/{q.graded}"),
+            _Number(f"{q.passed}/{q.graded}"),
+            _Number(_num(q.median_points, 1)),
+            _Number(_num(q.facility)),
+            _Number(_num(q.discrimination)),
         ]
-        rows.append("<tr>" + "".join(cells) + "</tr>")
+        for q in numbers.questions
+    ]
     two = f" {_t('two_questions')}" if len(numbers.questions) == 2 else ""
-    return [*rows, "</table>", f'<p class="note">{_t("stats_note")}{two}</p>']
+    return [_table(head, rows), f'<p class="note">{_t("stats_note")}{two}</p>']
 
 
 def _diagnoses(q: QuestionRow) -> list[str]:
     out = [f"<h3><code>{html.escape(q.qid)}</code></h3>"]
     if not q.diagnoses:
         return [*out, f"<p>{_t('none_failed')}</p>"]
-    head = "".join(f"<th>{_t(h)}</th>" for h in ("tier", "what", "students", "example"))
-    out.append(f"<table><tr>{head}</tr>")
-    for tier, what, n, example in q.diagnoses:
-        out.append(
-            f"<tr><td>{html.escape(_(tier))}</td><td>{html.escape(what)}</td>"
-            f'<td class="n">{n}</td><td><details><summary>…</summary>'
-            f"<pre>{html.escape(example)}</pre></details></td></tr>"
-        )
-    return [*out, "</table>"]
+    rows = [
+        [
+            html.escape(_(tier)),
+            html.escape(what),
+            _Number(n),
+            f"<details><summary>…</summary><pre>{html.escape(example)}</pre></details>",
+        ]
+        for tier, what, n, example in q.diagnoses
+    ]
+    return [*out, _table(("tier", "what", "students", "example"), rows)]
 
 
 def _points(x: float) -> str:
     return f"{100 * x:+.0f}".replace("-", "\u2212")
 
 
-def _variant_row(v: VariantRow) -> str:
+def _variant_row(v: VariantRow) -> list[str]:
     verdict = (
         f'<span class="flag">{_t("flagged")}</span>'
         if v.flagged
@@ -236,8 +260,7 @@ def _variant_row(v: VariantRow) -> str:
         _num(v.p_value, 3),
         _t("na") if v.p_value is None else _t("none") if gap is None else _points(gap),
     ]
-    cells = "".join(f'<td class="n">{x}</td>' for x in numbers)
-    return f"<tr><td><code>{html.escape(v.name)}</code></td>{cells}<td>{verdict}</td></tr>"
+    return [f"<code>{html.escape(v.name)}</code>", *map(_Number, numbers), verdict]
 
 
 def _variant_lines(v: VariantRow, assignment: str) -> list[str]:
@@ -271,74 +294,42 @@ def _variants(numbers: ClassNumbers) -> list[str]:
         return []
     out = [f"<h2>{_t('variants')}</h2>"]
     out.append(f"<p>{_t('no_flag')}</p>" if not numbers.flagged else "")
-    head = ("variant", "passed", "rate", "siblings", "difference", "p", "can_flag")
+    head = ("variant", "passed", "rate", "siblings", "difference", "p", "can_flag", "")
     for q in varied:
         out.append(f"<h3><code>{html.escape(q.qid)}</code></h3>")
-        out.append("<table><tr>" + "".join(f"<th>{_t(h)}</th>" for h in head) + "<th></th></tr>")
-        out.extend(_variant_row(v) for v in q.variants)
-        out.append("</table>")
+        out.append(_table(head, [_variant_row(v) for v in q.variants]))
         out.extend(line for v in q.variants for line in _variant_lines(v, numbers.assignment))
     note = _t("variants_note", alpha=ALPHA, min_variant=MIN_VARIANT, min_others=MIN_OTHERS)
     can = _t("variants_can", far=f"{100 * FAR_BELOW:.0f}")
     return [*out, f'<p class="note">{note} {can}</p>']
 
 
-_TABLE = re.compile(r"<table>(.*?)</table>", re.S)
-
-
-def _labelled(page: str) -> str:
-    """Each table cell labelled with its column's heading (``data-label``): a phone shows
-    a table's rows stacked, each number after its label, and no header row."""
-
-    def one(table: re.Match[str]) -> str:
-        head, _sep, body = table.group(1).partition("</tr>")
-        labels = [
-            html.escape(html.unescape(re.sub(r"<[^>]+>", "", h)), quote=True)
-            for h in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)
-        ]
-
-        def row(text: str) -> str:
-            cells = iter(labels)
-            return re.sub(
-                r"<td(?=[\s>])", lambda _m: f'<td data-label="{next(cells, "")}"', text
-            ).replace(' data-label=""', "")
-
-        return (
-            f"<table>{head}</tr>" + "</tr>".join(row(r) for r in body.split("</tr>")) + "</table>"
-        )
-
-    return _TABLE.sub(one, page)
-
-
 def _times(numbers: ClassNumbers) -> list[str]:
     out = [f"<h2>{_t('times')}</h2>"]
     if numbers.times:
-        head = "".join(
-            f"<th>{_t(h)}</th>"
-            for h in ("student", "submitted", "late", "penalty", "after_penalty", "note")
-        )
-        out.append(f"<table><tr>{head}</tr>")
-        for row in numbers.times:
-            late = duration(row.seconds_late, _) if row.seconds_late else ""
-            out.append(
-                f"<tr><td>{html.escape(row.student)}</td><td>{html.escape(row.submitted)}</td>"
-                f"<td class='n'>{html.escape(late)}</td><td class='n'>{row.late_penalty:g}</td>"
-                f"<td class='n'>{_num(row.score, 1)}</td><td>{html.escape(row.note)}</td></tr>"
-            )
-        out.append("</table>")
+        head = ("student", "submitted", "late", "penalty", "after_penalty", "note")
+        rows = [
+            [
+                html.escape(row.student),
+                html.escape(row.submitted),
+                _Number(html.escape(duration(row.seconds_late, _) if row.seconds_late else "")),
+                _Number(f"{row.late_penalty:g}"),
+                _Number(_num(row.score, 1)),
+                html.escape(row.note),
+            ]
+            for row in numbers.times
+        ]
+        out.append(_table(head, rows))
     else:
         out.append(f"<p>{_t('times_ok')}</p>")
     out.append(f'<p class="note">{_t("times_note")}</p>')
     if numbers.refused:
         out.append(f"<h3>{_t('refused')}</h3>")
-        head = "".join(f"<th>{_t(h)}</th>" for h in ("claimed", "written_by", "why"))
-        out.append(f"<table><tr>{head}</tr>")
-        for r in numbers.refused:
-            out.append(
-                f"<tr><td>{html.escape(r['student'])}</td><td>{html.escape(r['owner'])}</td>"
-                f"<td>{html.escape(r['reason'])}</td></tr>"
-            )
-        out.extend(["</table>", f'<p class="note">{_t("refused_note")}</p>'])
+        rows = [
+            [html.escape(r[k]) for k in ("student", "owner", "reason")] for r in numbers.refused
+        ]
+        out.append(_table(("claimed", "written_by", "why"), rows))
+        out.append(f'<p class="note">{_t("refused_note")}</p>')
     return out
 
 
@@ -348,17 +339,19 @@ def _changes(numbers: ClassNumbers) -> list[str]:
         return []
     out = [f"<h2>{_t('changes')}</h2>"]
     head = ("student", "question", "before", "after", "was", "now")
-    out.append("<table><tr>" + "".join(f"<th>{_t(h)}</th>" for h in head) + "</tr>")
-    for c in numbers.changes:
-        points = [_num(c["before"], 1), _num(c["after"], 1)]
-        words = [html.escape(_(c["was"])), html.escape(_(c["now"]))]
-        out.append(
-            f"<tr><td>{html.escape(c['student'])}</td><td><code>{html.escape(c['question'])}"
-            f"</code></td>" + "".join(f'<td class="n">{p}</td>' for p in points)
-            + "".join(f"<td>{w}</td>" for w in words) + "</tr>"
-        )  # fmt: skip
+    rows = [
+        [
+            html.escape(c["student"]),
+            f"<code>{html.escape(c['question'])}</code>",
+            _Number(_num(c["before"], 1)),
+            _Number(_num(c["after"], 1)),
+            html.escape(_(c["was"])),
+            html.escape(_(c["now"])),
+        ]
+        for c in numbers.changes
+    ]
     note = _t("changes_note", assignment=numbers.assignment, since=numbers.changes_since)
-    return [*out, "</table>", f'<p class="note">{html.escape(note)}</p>']
+    return [*out, _table(head, rows), f'<p class="note">{note}</p>']
 
 
 def page(numbers: ClassNumbers) -> str:
@@ -388,16 +381,12 @@ def page(numbers: ClassNumbers) -> str:
         f"<h2>{_t('not_graded')}</h2>",
     ]
     if numbers.not_graded:
-        head = f"<th>{_t('student')}</th><th>{_t('why')}</th>"
-        rows = "".join(
-            f"<tr><td>{html.escape(s)}</td><td>{html.escape(why)}</td></tr>"
-            for s, why in numbers.not_graded
-        )
-        parts.append(f"<table><tr>{head}</tr>{rows}</table>")
+        rows = [[html.escape(s), html.escape(why)] for s, why in numbers.not_graded]
+        parts.append(_table(("student", "why"), rows))
     else:
         parts.append(f"<p>{_t('all_graded')}</p>")
     parts.append("</body></html>")
-    return _labelled("\n".join(parts) + "\n")
+    return "\n".join(parts) + "\n"
 
 
 def write_files(numbers: ClassNumbers, grades: Path) -> list[Path]:
