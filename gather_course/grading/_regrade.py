@@ -16,6 +16,7 @@ instructor's terminal. ``gather-course report`` shows the same changes.
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,8 +61,7 @@ def keep_earlier(root: Path, assignment: str, csv_path: Path) -> Path | None:
     earlier_log = log_path(csv_path)
     if not csv_path.is_file():
         return None
-    header = read_log(earlier_log)[0] if earlier_log.is_file() else {}
-    when = str(header.get("started") or "earlier").replace(":", "-")
+    when = str(_started(earlier_log) or "earlier").replace(":", "-")
     folder = root / FOLDER / "history" / assignment / when
     n = 2
     while folder.exists():  # two runs begun in one second: neither is lost
@@ -72,6 +72,17 @@ def keep_earlier(root: Path, assignment: str, csv_path: Path) -> Path | None:
         if kept.is_file():
             shutil.copy2(kept, folder / kept.name)
     return folder
+
+
+def _started(log: Path) -> str:
+    """When the run that wrote the verdict log ``log`` began: its first line's (the header;
+    the rest, one line a student, is not read); '' where there is none."""
+    try:
+        with open(log, encoding="utf-8") as f:
+            header = json.loads(f.readline())
+    except (OSError, ValueError):
+        return ""
+    return str(header.get("started", "")) if isinstance(header, dict) else ""
 
 
 def _points(path: Path) -> dict[str, dict[str, float | None]]:
