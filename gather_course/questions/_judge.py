@@ -24,6 +24,7 @@ from ._tracing import shape_tip, traced
 
 if TYPE_CHECKING:
     from ._question import Question
+    from ._result import FailureKind
 
 _LIMIT = re.compile(r"[0-9]{1,5}(\.[0-9]{1,3})?")  # the worker's call limit, as it sends it
 
@@ -52,10 +53,7 @@ def raise_for_error(case: Case, outcome: Outcome, q: Question | None = None) -> 
 def _name_refused(q: Question, gather: list[str], failure: v.Failure) -> None:
     """The mistake a refused gather shows, and its fix made for the variant where
     diagnose's generic one could mislead."""
-    found = from_error(q, gather)
-    if found is not None:
-        failure.kind = found
-        failure.details.append((LIKELY, found.text()))
+    _likely(failure, from_error(q, gather))
     fix = variant_fix(q, gather)
     if fix:
         failure.details = [(k, fix if k == "fix" else value) for k, value in failure.details]
@@ -113,10 +111,15 @@ def _name_mistake(
 ) -> None:
     """The known mistake the wrong output matches, if one does: the failure's diagnosis, and
     a detail of its feedback (only on a failing case: it runs the loop spec again)."""
-    found = named(q, case, which, out, exp)
+    _likely(f, named(q, case, which, out, exp))
+
+
+def _likely(failure: v.Failure, found: FailureKind | None) -> None:
+    """The named mistake ``found`` (if any) as ``failure``'s diagnosis, and a detail of its
+    feedback: the same words in the report's grouping and under the verdict."""
     if found is not None:
-        f.kind = found
-        f.details.append((LIKELY, found.text()))
+        failure.kind = found
+        failure.details.append((LIKELY, found.text()))
 
 
 def _check_type(case: Case, name: str, out: Any) -> None:
