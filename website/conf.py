@@ -130,6 +130,8 @@ def _config_inited(app: Sphinx, config: Config) -> None:
             encoding="utf-8",
         )
         config.html_search_options = {"dict": str(words)}
+        # after Sphinx's translations.js (priority 500): the search summary's words
+        app.add_js_file("zh-search.js", priority=600)
     # Staged by build.py next to the pages: the .ipynb downloads and the exercises.
     extra = Path(app.srcdir) / "_extra"
     config.html_extra_path = [str(extra)] if extra.is_dir() else []

@@ -6,7 +6,8 @@ in Chinese. ``website/build.py --check-browser`` runs these after its own look a
 - every figure has an alt text that says what it shows (not empty, not its file's name) and
   is stored at least twice the width it is shown at on a desktop (sharp on a phone and on a
   high-density screen);
-- the Chinese site's search finds pages for the course's own words;
+- the Chinese site's search finds pages for the course's own words, and tells what it found
+  in Chinese (its heading and its summary line, which Sphinx's own catalog left in English);
 - both home pages give the README's clone-and-install line.
 """
 
@@ -19,6 +20,7 @@ from typing import Any
 PHONE = 390
 DESKTOP = 1280
 SEARCHES = {"zh": ("索引", "注意力头", "gather", "torch"), "en": ("gather", "index")}
+_LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
 _FILE_LIKE = re.compile(r"(^|/)[0-9a-f]{16,}|\.(png|jpe?g|gif|svg)$", re.IGNORECASE)
 
 
@@ -96,9 +98,28 @@ def search_problems(browser: Any, base: str) -> list[str]:
                         f"search {lang} {term!r}: {found} results"
                         + (f"; the page raised {errors[0]}" if errors else "")
                     )
+                elif lang == "zh":
+                    problems += _english_in_search_words(page, term)
             finally:
                 page.close()
     return problems
+
+
+def _english_in_search_words(page: Any, term: str) -> list[str]:
+    """English in the Chinese search page's own words: its heading and its summary line."""
+    page.wait_for_function(
+        "(document.querySelector('#search-results p.search-summary') || {}).innerText",
+        timeout=15_000,
+    )
+    words = page.eval_on_selector_all(
+        "#search-results > h2, #search-results > p.search-summary",
+        "els => els.map(e => e.innerText.trim())",
+    )
+    return [
+        f"search zh {term!r}: the page says {text!r} (English on the Chinese site)"
+        for text in words
+        if _LATIN_WORD.search(text)
+    ]
 
 
 def home_problems(browser: Any, base: str, clone: str) -> list[str]:
