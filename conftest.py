@@ -46,16 +46,27 @@ def pytest_configure(config: pytest.Config) -> None:
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item: pytest.Item):
     """A notebook's kernel knows which notebook it runs (``JPY_SESSION_NAME``, as JupyterLab
-    tells its kernels), so a notebook of the Chinese edition re-runs in Chinese, as stored.
+    tells its kernels), so a notebook of the Chinese edition re-runs in Chinese, as stored;
+    and its practice cells draw as the stored run drew (``gather-course execute``'s seed).
     Set only while nbval starts the kernel: every other test keeps its own language."""
     from gather_course._i18n import kernels_run
+    from gather_course.course._execute import RUN_ENV
+    from gather_course.questions import PRACTICE_SEED_ENV
 
     path = getattr(item, "path", None)
     if path is None or path.suffix != ".ipynb":
         yield
         return
-    with kernels_run(path.resolve()):
-        yield
+    before = os.environ.get(PRACTICE_SEED_ENV)
+    os.environ[PRACTICE_SEED_ENV] = RUN_ENV[PRACTICE_SEED_ENV]
+    try:
+        with kernels_run(path.resolve()):
+            yield
+    finally:
+        if before is None:
+            os.environ.pop(PRACTICE_SEED_ENV, None)
+        else:
+            os.environ[PRACTICE_SEED_ENV] = before
 
 
 # The torch the notebooks' outputs were stored with (CI's pin). A cell tagged

@@ -519,6 +519,86 @@ def test_a_chinese_exercise_speaks_chinese_without_any_setting(lab, page):
     draw_shows_a_picture(nb, test, "zh_basics_wrong_answer_drawn")
 
 
+# --- practice (issue 49): a fresh variant, a wrong then a right answer, the record -----------
+
+PRACTICE_DRAW = 'practice_pick_per_row = exercise("basics.pick_per_row").practice()'
+PRACTISED = re.compile(r"(?:practice: (\d) of 2 variants|practice: mastered \((\d))")
+VERDICT = {"en": ("❌ Incorrect", "✅ Correct"), "zh": ("❌ 不正确", "✅ 正确")}
+
+
+def practised_clean(lab: Lab) -> int:
+    """What ``gather-course progress``, run in the working copy, says of pick_per_row's
+    practice: the variants passed without a hint."""
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [str(Path(sys.executable).parent / "gather-course"), "progress"],
+        cwd=lab.work,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    line = next(ln for ln in run.stdout.splitlines() if re.search(r"\bpick_per_row\b", ln))
+    if "practice: not yet" in line:
+        return 0
+    found = PRACTISED.search(line)
+    assert found, f"progress shows no practice for pick_per_row: {line!r}"
+    return int(found[1] or found[2])
+
+
+def practise_pick_per_row(lab: Lab, page, edition: Path, lang: str) -> None:
+    """The learner's copy of ``edition``'s basics: run the set-up, draw a practice variant at
+    the notebook's end, answer it wrong, then right (the variant's own solution, under a name
+    of its own), and see ``progress`` count one more variant passed without a hint."""
+    from gather_course import exercise
+    from tests.helpers import variant_solutions
+
+    rel = f"{lang}_practice_basics.ipynb"
+    shutil.copy2(edition / "exercises" / "basics" / "basics.ipynb", lab.work / rel)
+    before = practised_clean(lab)
+    nb = Notebook(page, lab, rel)
+    for setup in setup_cells(nb.cells_json):
+        nb.run_cell(setup)
+    draw = next(i for i, c in nb.cells_json.items() if PRACTICE_DRAW in source(c))
+    nb.run_cell(draw)
+    shown = nb.output_text(draw)
+    nb.shot(f"{lang}_practice_drawn", cell=draw, block="start")
+    assert not nb.error_outputs(draw), shown
+    variant = re.search(r"basics\.pick_per_row(?:, variant |，变体 )(\S+?)[)）]", shown)
+    assert variant, f"the draw shows no variant:\n{shown}"
+    q = exercise("basics.pick_per_row", variant[1])
+    assert q.signature in shown and f"my_{q.signature}" in shown, shown
+    check = "\n\npractice_pick_per_row.check(my_pick_per_row)"
+    failed = answer_practice(nb, draw + 1, f"def my_{q.signature}:\n    return x" + check, lang)
+    assert VERDICT[lang][0] in failed and "✅" not in failed, failed
+    code = variant_solutions.solution_code(q.qid, q.params)
+    right = code.replace(f"def {q.signature}", f"def my_{q.signature}").rstrip() + check
+    passed = answer_practice(nb, draw + 1, right, lang)
+    assert VERDICT[lang][1] in passed, passed
+    assert practised_clean(lab) == before + 1  # a variant not seen before, passed, no hint
+
+
+def answer_practice(nb: Notebook, cell: int, code: str, lang: str) -> str:
+    """Type ``code`` into the practice's answer cell and run it once: its verdict."""
+    nb.type_into(cell, code)
+    nb.run_cell(cell)
+    shown = nb.output_text(cell)
+    nb.shot(f"{lang}_practice_{'right' if '✅' in shown else 'wrong'}", cell=cell)
+    assert not nb.error_outputs(cell), shown
+    assert_no_library_frames(shown, "the practice's verdict")
+    return shown
+
+
+def test_a_learner_practises_a_fresh_variant_wrong_then_right(lab, page):
+    practise_pick_per_row(lab, page, ROOT, "en")
+
+
+def test_a_chinese_learner_practises_a_fresh_variant_wrong_then_right(lab, page):
+    practise_pick_per_row(lab, page, ROOT / "zh", "zh")
+
+
 def test_the_courses_commands_run_in_jupyterlabs_own_terminal(lab, page):
     """The course tells the learner to run `gather-course check` and `progress` in a
     terminal: JupyterLab's own (File → New → Terminal) finds them, though it is a login shell

@@ -123,9 +123,13 @@ def test_the_practice_shows_its_task_and_how_to_check_it():
     p = exercise("basics.pick_per_row").practice("axis=columns")
     text = p._repr_markdown_()
     assert "`pick_per_row(x, rows)`" in text and "variant `axis=columns`" in text
-    assert ".check(pick_per_row)" in text and "**Constraints:**" in text
+    assert "`my_pick_per_row(x, rows)`" in text and ".check(my_pick_per_row)" in text
+    assert "**Constraints:**" in text and "gives another variant" in text
     with choosing("zh"):
-        assert CJK.search(p._repr_markdown_())
+        assert CJK.search(p._repr_markdown_()) and "。 " not in p._repr_markdown_()
+    plain = exercise("basics.reverse_index").practice()._repr_markdown_()  # no variants
+    assert "gives new inputs: this question has no variants" in plain
+    assert "**Constraints:**" not in plain  # (it has none: no empty line for them)
     with pytest.raises(GatherCourseError, match="practice draws one of"):
         exercise("basics.pick_per_row").practice("public")
     with pytest.raises(GatherCourseError, match="no variant 'axis=diagonal'"):

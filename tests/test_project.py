@@ -12,7 +12,7 @@ import yaml
 from packaging.requirements import Requirement
 
 import gather_course
-from gather_course.grading._submission import graded_cells
+from gather_course.grading._submission import graded_cells, practice_cell
 from tests.helpers import ROOT, readme_command, website_build
 
 CONDA_TO_PIP = {"pytorch": "torch"}
@@ -96,8 +96,13 @@ def test_every_link_to_the_repository_comes_from_the_one_setting():
 
 def _minutes(path: Path) -> int:
     """The README's estimate: 120 words a minute of text, a minute a code cell, ten minutes a
-    graded question; rounded to five minutes."""
+    graded question; rounded to five minutes. An exercise's "practise more" section (its
+    heading and its practice cells, at the end) is extra and not counted."""
     nb = nbformat.read(path, as_version=4)
+    first = next((i for i, c in enumerate(nb.cells) if practice_cell(c)), None)
+    if first is not None:
+        assert nb.cells[first - 1].source.startswith("## Practise more"), path
+        nb.cells = nb.cells[: first - 1]
     words = sum(len(re.findall(r"\w+", c.source)) for c in nb.cells if c.cell_type == "markdown")
     code = sum(c.cell_type == "code" for c in nb.cells)
     questions = len(graded_cells(nb)) if "exercises" in path.parts else 0

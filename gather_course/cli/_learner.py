@@ -96,8 +96,9 @@ def _practice(args: argparse.Namespace) -> int:
             print(note)
         print(_("Practice {qid}, variant {variant}").format(qid=q.qid, variant=p.variant) + "\n")
         print(_("Write `{signature}`: {task}").format(signature=q.signature, task=q.task_text()))
-        rules = _("**Constraints:** {constraints}").format(constraints=q.constraints)
-        print("\n" + rules.replace("**", ""))  # (a terminal shows no Markdown)
+        if q.constraints:
+            rules = _("**Constraints:** {constraints}").format(constraints=q.constraints)
+            print("\n" + rules.replace("**", ""))  # (a terminal shows no Markdown)
         print(
             "\n"
             + _("Check it in a notebook or in Python (it goes into your practice record):")

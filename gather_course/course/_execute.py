@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .._i18n import SESSION_ENV
+from ..questions import PRACTICE_SEED_ENV
 
 if TYPE_CHECKING:
     from traitlets.config import Config
 
-# What every stored run uses, whatever the machine: the CPU, and a fixed hash seed.
-RUN_ENV = {"GATHER_COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0"}
+# What every stored run uses, whatever the machine: the CPU, a fixed hash seed, and fixed
+# practice draws (a notebook's "practise more" cells store the same variant each run).
+RUN_ENV = {"GATHER_COURSE_DEVICE": "cpu", "PYTHONHASHSEED": "0", PRACTICE_SEED_ENV: "0"}
 RETINA = "--InlineBackend.figure_formats=retina"
 
 

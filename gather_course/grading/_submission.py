@@ -2,7 +2,9 @@
 
 The learner's answer cells and the course's own locked code cells, in order; IPython magics
 and shell escapes are refused with a note; test cells are never run (the referee does their
-work). :func:`graded_cells` lists the test cells and the question each checks.
+work), nor is the "practise more" section at a notebook's end (cells marked
+``"gather_course": {"practice": qid}``: ungraded practice, see :func:`practice_cell`).
+:func:`graded_cells` lists the test cells and the question each checks.
 """
 
 from __future__ import annotations
@@ -25,6 +27,20 @@ class Submission:
     cells: list[str]
     notes: list[str] = field(default_factory=list)
     course: frozenset[int] = frozenset()  # which of ``cells`` are the course's own (locked)
+
+
+PRACTICE = "practice"  # a cell's metadata["gather_course"][PRACTICE]: the question practised
+_DEF = re.compile(r"^def\s+(\w+)\s*\(", re.MULTILINE)
+
+
+def practice_cell(cell: Any) -> str | None:
+    """The question a cell of the "practise more" section practises, or None for any other
+    cell. Grading never runs these cells (they draw fresh variants, not graded ones); a cell
+    nbgrader knows (a grade id) is never one, whatever its metadata says, so that a mark added
+    to an answer or the setup reads the same in ``check`` as in grading."""
+    mark = cell.get("metadata", {}).get("gather_course", {})
+    qid = mark.get(PRACTICE) if isinstance(mark, dict) else None
+    return qid if isinstance(qid, str) else None
 
 
 def _is_ipython_syntax(source: str) -> str:
@@ -66,12 +82,16 @@ def read_submission(nb: Any, reference: Any) -> Submission:
     ours: list[bool] = []  # per cell of ``run``: the course's own code, as released
     notes: list[str] = []
     seen: set[str] = set()
+    graded = {name for c in ref.values() if is_solution(c) for name in _DEF.findall(c.source)}
     for n, cell in enumerate(nb.cells, start=1):
         if cell.cell_type != "code":
             continue
         meta = cell.metadata.get("nbgrader", {})
         gid = meta.get("grade_id")
         source = cell.source
+        if not gid and practice_cell(cell):  # (a cell of nbgrader's is never practice)
+            notes += _practice_defines(n, source, graded)
+            continue
         if gid in ref:
             seen.add(gid)
             if is_grade(ref[gid]) and not is_solution(ref[gid]):
@@ -97,6 +117,20 @@ def read_submission(nb: Any, reference: Any) -> Submission:
     ]
     course = set(range(len(missing))) | {len(missing) + n for n, own in enumerate(ours) if own}
     return Submission(missing + run, notes, frozenset(course))
+
+
+def _practice_defines(n: int, source: str, graded: set[str]) -> list[str]:
+    """A note for a practice cell that defines a graded answer's name: it is not graded."""
+    names = [name for name in _DEF.findall(source) if name in graded]
+    if not names:
+        return []
+    return [
+        _(
+            "Code cell {n} is in the practice section, which is not graded: its `{name}` "
+            "counts for practice only. Your graded answer goes in the answer cell under its "
+            "question."
+        ).format(n=n, name=names[0])
+    ]
 
 
 # exercise("qid") or exercise("qid", "variant"): a variant is "public" or knob=choice pairs;

@@ -9,7 +9,15 @@ from ._result import CheckResult, Tier
 # variants come last because they extend registered questions.
 from . import basics, nlp, vision, topk, mae, friends  # noqa: F401 - imported to register
 from . import _variants  # noqa: F401 - imported to add each question's class variants
-from . import _practice  # noqa: F401 - imported to give Question.practice() its draw
+from ._practice import PRACTICE_SEED_ENV  # (and Question.practice() gets its draw)
 # isort: on
 
-__all__ = ["CheckResult", "Question", "Tier", "exercise", "exercise_ids", "my_class"]
+__all__ = [
+    "PRACTICE_SEED_ENV",
+    "CheckResult",
+    "Question",
+    "Tier",
+    "exercise",
+    "exercise_ids",
+    "my_class",
+]

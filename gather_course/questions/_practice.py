@@ -13,6 +13,7 @@ True
 
 from __future__ import annotations
 
+import os
 import random
 from collections.abc import Callable
 from dataclasses import replace
@@ -22,12 +23,16 @@ from typing import Any
 from .._errors import GatherCourseError
 from .._i18n import N_, _
 from .._learner_files import enclosing_working_copy
+from .._text import sentences
 from ._classroom import OPENED
 from ._mastery import mastery, note_check, read_record
 from ._question import _HEADED, Markdown, Question, exercise, provides_practice
 from ._result import CLASS_ENV, CheckResult, class_without_help
 from ._variant_hints import variant_hints
 
+# A stored run's draws (``gather-course execute``, nbval): the same variant and inputs each time,
+# so a notebook's "practise more" cells store and compare the same output. Learners never set it.
+PRACTICE_SEED_ENV = "GATHER_COURSE_PRACTICE_SEED"
 _SEEN: dict[str, set[str]] = {}  # per question, the variants drawn in this session
 _SAID: set[str] = set()  # the notes said once a session
 _SESSION_ONLY = N_(
@@ -89,6 +94,7 @@ def practice(
     """
     public = exercise(q.qid)
     names = candidates(public)
+    seed = seed if seed is not None else _stored_run_seed()
     rng = random.Random(seed) if seed is not None else random.SystemRandom()
     notes = []
     if variant is not None:
@@ -115,6 +121,21 @@ def practice(
         name = rng.choice(left)
         seen.add(name)
     return Practice(public.variant(name), rng.randrange(1, 2**31), tuple(notes), folder)
+
+
+def _stored_run_seed() -> int | None:
+    """The seed a stored run fixes (``GATHER_COURSE_PRACTICE_SEED``), or None: fresh draws."""
+    text = os.environ.get(PRACTICE_SEED_ENV, "").strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise GatherCourseError(
+            _("{env} must be a whole number (a stored run's practice seed); got {got}.").format(
+                env=PRACTICE_SEED_ENV, got=repr(text)
+            )
+        ) from None
 
 
 def _seen(qid: str, folder: Path | None, notes: list[str]) -> set[str]:
@@ -197,11 +218,21 @@ class Practice:
         write = _("Write `{signature}`: {task}").format(signature=q.signature, task=q.task_text())
         rules = _("**Constraints:** {constraints}").format(constraints=q.constraints)
         how = _(
-            "Check it with `.check({name})` on this practice; `.hint()` helps when stuck, "
-            "and once you have tried, `.solution()` shows one to compare. Drawing again "
-            "(`exercise({qid}).practice()`) gives another variant."
-        ).format(name=q.name, qid=repr(q.qid))
-        return "\n\n".join([*self.notes, head, write, rules, how])
+            "Write it under a name of its own, say `my_{signature}`, so that a graded "
+            "`{name}` stays as it is, and check it with `.check(my_{name})` on this practice. "
+            "`.hint()` helps when stuck, and once you have tried, `.solution()` shows one to "
+            "compare."
+        ).format(signature=q.signature, name=q.name)
+        again = (
+            _("Drawing again (`exercise({qid}).practice()`) gives another variant.")
+            if q.family is not None
+            else _(
+                "Drawing again (`exercise({qid}).practice()`) gives new inputs: this question "
+                "has no variants."
+            )
+        ).format(qid=repr(q.qid))
+        shown = [*self.notes, head, write, rules if q.constraints else "", sentences([how, again])]
+        return "\n\n".join(part for part in shown if part)
 
     def __repr__(self) -> str:
         return f"<practice {self.question.qid} ({self.variant}): {self.question.signature}>"
