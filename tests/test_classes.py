@@ -21,7 +21,7 @@ from gather_course.copies._similar import normalise, similar
 from gather_course.course._course import assignments, course_root
 from gather_course.course._execute import execute_notebook
 from gather_course.grading._classes import own_variants, release_class
-from gather_course.grading._classjob import referee_student
+from gather_course.grading._classjob import referee_files, student_job
 from gather_course.grading._referee import Referee
 from gather_course.grading._roster import read_roster
 from gather_course.grading._sandbox import Worker
@@ -36,6 +36,13 @@ answer_lines, solution_code, squeeze = (
 
 SEED = 2026
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
+
+
+def referee_student(referee, folder, released, secret, variants=None):
+    """A student's folder judged as grading does: the StudentJob it reads (its notebooks'
+    text, its own variants), then every question by the referee."""
+    job = student_job(folder, folder.parent.name, released, variants)
+    return referee_files(referee, job.files, released, secret, job.variants)
 
 
 def _digest(folder: Path) -> dict[str, str]:

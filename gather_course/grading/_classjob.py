@@ -22,8 +22,7 @@ from typing import Any
 
 from .._i18n import edition, speaking
 from .._tier import Tier
-from ..questions import exercise
-from ..questions._result import CheckResult
+from ..questions import CheckResult, exercise
 from ._failures import GraderBroken
 from ._referee import Plan, Referee
 from ._submission import OWN, NotGraded, Submission, graded_cells, read_submission
@@ -133,18 +132,6 @@ def referee_files(
             plan = Plan.make(own_variant(qid, variants), secret, own=qid.endswith(f":{OWN}"))
             verdicts[gid] = referee.judge(submission, plan)
     return verdicts, notes
-
-
-def referee_student(
-    referee: Referee,
-    folder: Path,
-    released: dict[str, Any],
-    secret: int | None,
-    variants: dict[str, str] | None = None,
-) -> tuple[dict[str, CheckResult], list[str]]:
-    """:func:`referee_files` on the notebooks in ``folder``."""
-    job = student_job(folder, folder.parent.name, released, variants)
-    return referee_files(referee, job.files, released, secret, job.variants)
 
 
 def judge_student(

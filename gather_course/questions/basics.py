@@ -43,7 +43,6 @@ def _formula_pick(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
 question(
     "basics.pick_per_row",
     title="One pick per row",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_pick,
     make=_make_pick,
     sizes=(

@@ -92,7 +92,6 @@ def _formula_masking(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
 question(
     "mae.random_masking",
     title="MAE random masking",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_masking,
     make=_make_masking,
     sizes=(
@@ -188,7 +187,6 @@ def _formula_restore(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> s
 question(
     "mae.restore_sequence",
     title="Restore the full sequence",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_restore,
     make=_make_restore,
     sizes=(

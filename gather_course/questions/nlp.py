@@ -84,7 +84,6 @@ def _formula_labels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "nlp.label_scores",
     title="Scores of the gold labels",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_labels,
     make=partial(_make, ids_as="labels"),
     sizes=_SIZES[:1]
@@ -138,7 +137,6 @@ def _formula_tokens(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "nlp.token_log_probs",
     title="Log-probability of each token",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_tokens,
     make=partial(_make, ids_as="input_ids"),
     sizes=_SIZES,
@@ -193,7 +191,6 @@ def _formula_causal(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "nlp.causal_lm_log_probs",
     title="Causal LM: score the next token",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_causal,
     make=partial(_make, ids_as="input_ids"),
     sizes=(
@@ -265,7 +262,6 @@ def _formula_nll(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
 MASKED_NLL = Question(
     "nlp.masked_nll",
     title="Masked negative log-likelihood",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_nll,
     make=_make_nll,
     sizes=(

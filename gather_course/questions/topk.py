@@ -61,7 +61,6 @@ def _formula_select(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "topk.select_patches",
     title="Keep the k best patches",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_select,
     make=_make_select,
     sizes=(
@@ -139,7 +138,6 @@ def _formula_back(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str:
 question(
     "topk.scatter_back",
     title="Put selected patches back",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_back,
     make=_make_back,
     sizes=(

@@ -65,7 +65,6 @@ def _formula_pixels(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> st
 question(
     "vision.gather_pixels",
     title="Read points out of a feature map",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_pixels,
     make=_make_pixels,
     sizes=(
@@ -137,7 +136,6 @@ def _formula_heads(inp: dict[str, Any], which: int, pos: tuple[int, ...]) -> str
 question(
     "vision.select_heads",
     title="Pick one attention head per position",
-    task="",  # made from the template of its knobs (questions/_variants.py)
     spec=_spec_heads,
     make=_make_heads,
     sizes=(
