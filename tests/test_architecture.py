@@ -133,6 +133,10 @@ def _private_imports(module: str, tree: ast.Module, is_package: bool) -> list[st
         target = ".".join([*base, *([node.module] if node.module else [])])
         if not target.startswith("gather_course"):
             continue
+        parts = target.split(".")
+        if len(parts) > 2 and parts[2].startswith("_") and _room(target) != _room(module):
+            crossing.append(f"{module} imports from {target}, a module of another room")
+            continue
         for alias in node.names:
             into = f"{target}.{alias.name}"
             room = (
@@ -147,8 +151,10 @@ def _private_imports(module: str, tree: ast.Module, is_package: bool) -> list[st
 
 
 def test_no_private_name_crosses_a_room():
-    """A room's private names (``_Failure``, ``_shapes``, ``_scan``) stay in it: another
-    room uses what the room names without ``_`` (issue 37)."""
+    """A room's private names (``_Failure``, ``_shapes``, ``_scan``) and its modules stay in
+    it: another room imports what the room's front door (its ``__init__``'s ``__all__``)
+    names, in either spelling (``from ..grading import _scan`` and ``from ..grading._scan
+    import reachable`` are both refused; issues 37 and 51)."""
     crossing = []
     for module, tree in _modules(PACKAGE).items():
         is_package = (PACKAGE.parent / module.replace(".", "/")).is_dir()
@@ -156,8 +162,27 @@ def test_no_private_name_crosses_a_room():
     assert crossing == []
     wrong = ast.parse("from ..questions._result import _Failure\nfrom .._i18n import _, N_\n")
     assert _private_imports("gather_course.grading._referee", wrong, False) == [
-        "gather_course.grading._referee imports _Failure from gather_course.questions._result"
+        "gather_course.grading._referee imports from gather_course.questions._result, a module "
+        "of another room"
     ]
+    both = "from ..grading import _scan\nfrom ..grading._scan import reachable\n"
+    assert len(_private_imports("gather_course.copies._similar", ast.parse(both), False)) == 2
+    inside = "from ._scan import reachable\nfrom .._i18n import _\nfrom ..questions import Case\n"
+    assert _private_imports("gather_course.grading._referee", ast.parse(inside), False) == []
+
+
+def test_each_rooms_front_door_lists_names_its_modules_hold():
+    """Every name a room's ``__init__`` exports is there (the lazy door would otherwise fail
+    only when a command first asks for it), and every room has a door (``__all__``)."""
+    import importlib
+
+    for room in sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()):
+        package = importlib.import_module(f"gather_course.{room}")
+        assert package.__all__, f"gather_course.{room} has no front door"
+        for name in package.__all__:
+            assert getattr(package, name) is not None, f"gather_course.{room}.{name}"
+    with pytest.raises(AttributeError, match="its front door"):
+        _ = importlib.import_module("gather_course.grading").no_such_name
 
 
 def test_no_function_outside_drawing_is_longer_than_80_lines():

@@ -23,7 +23,7 @@ import pytest
 
 from gather_course._errors import GatherCourseError
 from gather_course.cli import main
-from gather_course.grading._scheduler_address import check, parse
+from gather_course.grading._scheduler_address import check_scheduler_address, parse
 from gather_course.grading._tls import make_certificates
 from tests import test_dask_grading as dg
 from tests.helpers import free_port
@@ -102,15 +102,27 @@ def test_an_open_or_incomplete_address_is_refused_before_anything_connects(
     monkeypatch.setattr(socket, "create_connection", no)
     monkeypatch.setattr(socket.socket, "connect", no)
     with pytest.raises(GatherCourseError, match=None) as refused:
-        check(address, certificates=certificates, insecure=False)
+        check_scheduler_address(address, certificates=certificates, insecure=False)
     assert said in str(refused.value), str(refused.value)
 
 
 def test_the_loopback_and_an_explicit_insecure_pass_the_check():
-    assert check("tcp://127.0.0.1:8786", certificates=False, insecure=False)[1] == "127.0.0.1"
-    assert check("localhost:9", certificates=False, insecure=False) == ("tcp", "localhost", 9)
-    assert check("tcp://[::1]:8786", certificates=False, insecure=False)[1] == "::1"
-    assert check("tcp://grader-1:8786", certificates=False, insecure=True)[1] == "grader-1"
+    assert (
+        check_scheduler_address("tcp://127.0.0.1:8786", certificates=False, insecure=False)[1]
+        == "127.0.0.1"
+    )
+    assert check_scheduler_address("localhost:9", certificates=False, insecure=False) == (
+        "tcp",
+        "localhost",
+        9,
+    )
+    assert (
+        check_scheduler_address("tcp://[::1]:8786", certificates=False, insecure=False)[1] == "::1"
+    )
+    assert (
+        check_scheduler_address("tcp://grader-1:8786", certificates=False, insecure=True)[1]
+        == "grader-1"
+    )
     assert parse("tls://grader-1") == ("tls", "grader-1", 8786)
 
 

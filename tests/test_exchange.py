@@ -16,7 +16,7 @@ import pytest
 from gather_course import GatherCourseError
 from gather_course.grading import _inbound
 from gather_course.grading._grade import StudentGrade, _time_cells
-from gather_course.grading._inbound import Rules, Unreadable, read_folder, shown
+from gather_course.grading._inbound import Rules, Unreadable, read_folder, shown_name
 from gather_course.grading._private import close_course
 from gather_course.grading._receipts import (
     Decision,
@@ -25,9 +25,9 @@ from gather_course.grading._receipts import (
     TimeSource,
     append,
     duration,
-    read,
+    read_receipts,
     receipts_path,
-    refused,
+    refused_receipts,
     submission_times,
     time_note,
 )
@@ -76,8 +76,8 @@ def test_names_a_student_chose_reach_no_terminal_or_log_as_control_characters(tm
     folder = _submission(tmp_path / "in")
     (folder / "evil\n\x1b[2J").symlink_to("/etc/passwd")  # a line break, a clear-screen
     assert read_folder(folder).skipped == ["evil\\n\\x1b[2J: a symbolic link (not followed)"]
-    assert shown("ana+basics+\r\x1b]0;x\x07") == "ana+basics+\\r\\x1b]0;x\\x07"
-    assert shown("学生 ana+basics") == "学生 ana+basics"  # printable names stay as written
+    assert shown_name("ana+basics+\r\x1b]0;x\x07") == "ana+basics+\\r\\x1b]0;x\\x07"
+    assert shown_name("学生 ana+basics") == "学生 ana+basics"  # printable names stay as written
 
 
 def test_a_claim_is_never_a_csv_cell_as_the_student_wrote_it():
@@ -200,12 +200,12 @@ def test_the_time_is_the_first_receipt_of_the_work_in_submitted(tmp_path):
             _receipt(root, "cai", t0 + datetime.timedelta(hours=3), decision=Decision.REFUSED),
         ],
     )
-    times = submission_times(root, "basics", ["ana", "ben", "cai"], read(root, "basics"))
+    times = submission_times(root, "basics", ["ana", "ben", "cai"], read_receipts(root, "basics"))
     assert times["ana"] == SubmissionTime(t0, TimeSource.RECEIVED, CLAIM)
     assert times["ben"].source is TimeSource.CLAIMED  # no receipt of this work: its claim
     assert times["ben"].time == datetime.datetime(2026, 11, 27, 10, 0, tzinfo=UTC)
     assert times["cai"].source is TimeSource.CLAIMED  # a refused folder is no receipt
-    assert [r.student for r in refused(read(root, "basics"))] == ["cai"]
+    assert [r.student for r in refused_receipts(read_receipts(root, "basics"))] == ["cai"]
     for t in times.values():  # as the verdict log keeps it for the class report
         assert SubmissionTime.from_plain(t.plain()) == t
     assert SubmissionTime.from_plain({}) == SubmissionTime(None, TimeSource.CLAIMED)
@@ -253,7 +253,7 @@ def test_a_receipts_file_that_is_not_ours_is_named_with_its_line(tmp_path):
     path.parent.mkdir(parents=True)
     path.write_text('{"student": "ana"}\nnot json\n')
     with pytest.raises(GatherCourseError, match=r"receipts-basics.jsonl, line 1, is not a receipt"):
-        read(root, "basics")
+        read_receipts(root, "basics")
 
 
 # --- a course folder closed --------------------------------------------------------------------

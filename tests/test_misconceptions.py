@@ -64,7 +64,7 @@ def test_in_every_variant_the_answer_one_knob_away_is_that_knobs_mistake(qid):
     for mine in family.every():
         q = exercise(qid, family.name(mine))
         for theirs in family.every():
-            changed = m.between(family, mine, theirs)
+            changed = m.variant_mistakes(family, mine, theirs)
             if len(changed) != 1 and (theirs != family.public or not changed):
                 continue
             result = q.check(variant_solutions.solve(qid, theirs))
@@ -128,7 +128,7 @@ def test_copy_leads_list_no_honest_mistake_and_find_every_copier():
             copiers[student] = table[source][qid]
             answers[student] = variant_solutions.solve(qid, family.parse(qid, table[source][qid]))
         else:  # honest, one slip: the answer of a variant one knob away
-            slip = next(p for p in family.every() if len(m.between(family, own, p)) == 1)
+            slip = next(p for p in family.every() if len(m.variant_mistakes(family, own, p)) == 1)
             answers[student] = variant_solutions.solve(qid, slip)
     found = []
     for student, fn in answers.items():
@@ -195,7 +195,7 @@ def _raising_slips():
         for mine in family.every():
             q = exercise(qid, family.name(mine))
             for theirs in family.every():
-                if len(m.between(family, mine, theirs)) == 1:
+                if len(m.variant_mistakes(family, mine, theirs)) == 1:
                     code = variant_solutions.solution_code(qid, theirs)
                     result = q.check(variant_solutions.solve(qid, theirs))
                     if dict(result.details).get("fix"):

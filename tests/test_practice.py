@@ -210,7 +210,7 @@ def test_practice_checks_go_into_the_working_copys_record(work, monkeypatch):
     questions, _said = _mastery.read_record(work)
     assert _mastery.mastery(questions, q.qid).mastered
     assert _mastery.weakest({q.qid: questions[q.qid]}) == "basics.gather_loop"
-    assert "mastered" in _mastery.summary(_mastery.mastery(questions, q.qid))
+    assert "mastered" in _mastery.mastery_summary(_mastery.mastery(questions, q.qid))
 
 
 def test_a_new_session_does_not_draw_what_the_record_says_was_tried(work, monkeypatch):

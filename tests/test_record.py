@@ -24,7 +24,13 @@ from nbgrader.api import MissingEntry
 from gather_course.course._course import nbgrader_api, nbgrader_errors
 from gather_course.grading._gradebook import register as _register
 from gather_course.grading._inbound import read_folder
-from gather_course.grading._receipts import Decision, Receipt, append, read, submission_times
+from gather_course.grading._receipts import (
+    Decision,
+    Receipt,
+    append,
+    read_receipts,
+    submission_times,
+)
 from gather_course.grading._record import Recorder
 from gather_course.grading._submission import graded_cells
 from tests.helpers import ROOT
@@ -222,7 +228,7 @@ def test_the_gradebook_takes_the_time_the_exchange_received_not_the_claim(tmp_pa
             for s, when in received.items()
         ],
     )
-    times = submission_times(root, "basics", ["ada", "bo", "cy"], read(root, "basics"))
+    times = submission_times(root, "basics", ["ada", "bo", "cy"], read_receipts(root, "basics"))
     assert times["ada"].claim_early_by > datetime.timedelta(hours=31)  # flagged
     assert times["bo"].claim_early_by is None and times["cy"].source.value == "claimed"
     recorder = Recorder(root, "basics", times)

@@ -21,7 +21,7 @@ from gather_course.course._twins import (
     code_without_comments,
     read_sources,
     stale_cells,
-    sync,
+    sync_twins,
     twin_problems,
     twins,
 )
@@ -118,15 +118,15 @@ def test_twins_rebuilds_from_the_english_and_lists_what_to_translate(tmp_path):
     chinese.cells[1].outputs = [nbformat.v4.new_output("stream", text="一\n")]  # its own run
     nbformat.write(chinese, tmp_path / "zh" / "notebooks" / "01.ipynb")
 
-    assert sync(tmp_path, accept=True) == []
+    assert sync_twins(tmp_path, accept=True) == []
     rebuilt = nbformat.read(tmp_path / "zh" / "notebooks" / "01.ipynb", as_version=4)
     assert [c.source for c in rebuilt.cells] == ["公式", "x = 1  # 一"]
     assert rebuilt.cells[1].outputs[0].text == "一\n"  # the same code: its Chinese outputs stay
-    assert sync(tmp_path) == []
+    assert sync_twins(tmp_path) == []
     english.cells[1].source = "x = 2  # two"  # new code: the English outputs until re-run
     english.cells[1].outputs = [nbformat.v4.new_output("stream", text="2\n")]
     nbformat.write(english, tmp_path / "notebooks" / "01.ipynb")
-    assert sync(tmp_path) == ["notebooks/01.ipynb, cell c1 (code)"]
+    assert sync_twins(tmp_path) == ["notebooks/01.ipynb, cell c1 (code)"]
     rebuilt = nbformat.read(tmp_path / "zh" / "notebooks" / "01.ipynb", as_version=4)
     assert rebuilt.cells[1].source == "x = 2  # two" and rebuilt.cells[1].outputs[0].text == "2\n"
     english.cells[1].source = "x = 1  # one"
@@ -134,12 +134,12 @@ def test_twins_rebuilds_from_the_english_and_lists_what_to_translate(tmp_path):
     nbformat.write(english, tmp_path / "notebooks" / "01.ipynb")
     chinese.cells[0].source = "公式"
     nbformat.write(chinese, tmp_path / "zh" / "notebooks" / "01.ipynb")
-    assert sync(tmp_path, accept=True) == []
+    assert sync_twins(tmp_path, accept=True) == []
 
     english.cells[0].source = "The formula, again"  # the English changes, and grows a cell
     english.cells.append(nbformat.v4.new_markdown_cell("New text", id="m2"))
     nbformat.write(english, tmp_path / "notebooks" / "01.ipynb")
-    todo = sync(tmp_path)
+    todo = sync_twins(tmp_path)
     assert todo == [
         "notebooks/01.ipynb, cell m1 (markdown)",
         "notebooks/01.ipynb, cell m2 (markdown)",

@@ -16,6 +16,8 @@ from .._errors import GatherCourseError
 from .._i18n import N_, _, choosing
 from . import _instructor, _learner
 
+__all__ = ["main"]  # the front door: the console script's entry point
+
 _DESCRIPTION = N_(
     """The gather-course command line: study the course, check a notebook, release, grade a class.
 
@@ -78,7 +80,7 @@ class _Parser(argparse.ArgumentParser):
 def _learners_language() -> str | None:
     """The language of the working copy the learner stands in, else of the one ``start``
     last opened; None where there is none."""
-    from ..course._workcopy import learners_copy, working_copy_language
+    from ..course import learners_copy, working_copy_language
 
     copy = learners_copy()
     return working_copy_language(copy) if copy is not None else None

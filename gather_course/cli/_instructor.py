@@ -206,11 +206,10 @@ def _add_bench(sub: Any) -> None:
 
 
 def _twins(args: argparse.Namespace) -> int:
-    from ..course._course import course_root
-    from ..course._twins import EDITION, SOURCES, sync
+    from ..course import EDITION, SOURCES, course_root, sync_twins
 
     root = course_root(args.course)
-    todo = sync(root, accept=args.accept)
+    todo = sync_twins(root, accept=args.accept)
     if args.accept:
         print(f"recorded the English of every cell as translated in {EDITION}/{SOURCES}")
         return 0
@@ -226,12 +225,11 @@ def _twins(args: argparse.Namespace) -> int:
 
 
 def _release(args: argparse.Namespace) -> int:
-    from ..course._course import course_root, release
+    from ..course import course_root, release
 
     root = course_root(args.course)
     if args.class_seed is not None or args.to or args.roster:
-        from ..grading._classes import release_class
-        from ..grading._roster import read_roster
+        from ..grading import read_roster, release_class
 
         if args.class_seed is None or not args.to or args.out:
             raise GatherCourseError(
@@ -260,16 +258,15 @@ def _release(args: argparse.Namespace) -> int:
 
 
 def _tasks(args: argparse.Namespace) -> int:
-    from ..grading._tasks import tasks_report
+    from ..grading import tasks_report
 
     print(tasks_report(Path(args.course), args.student, args.assignment))
     return 0
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from ..course._course import course_root, known_assignment
-    from ..grading._grade import csv_target, grade_class, submissions
-    from ..grading._pools import open_pool
+    from ..course import course_root, known_assignment
+    from ..grading import csv_target, grade_class, open_pool, submissions
 
     root = course_root(args.course)
     for assignment in args.assignment:  # every argument checked before grading
@@ -295,9 +292,11 @@ def _grade(args: argparse.Namespace) -> int:
     if args.scheduler:  # (the setting is read only for a cluster: reading it imports nbgrader)
         certificates = args.certificates or _setting(root, "certificates")
     if args.scheduler and not args.scheduler.startswith("local:"):
-        from ..grading._scheduler_address import check
+        from ..grading import check_scheduler_address
 
-        check(args.scheduler, certificates=bool(certificates), insecure=args.insecure)
+        check_scheduler_address(
+            args.scheduler, certificates=bool(certificates), insecure=args.insecure
+        )
     pool = open_pool(
         args.scheduler, jobs, args.timeout, args.require_sandbox, certificates, args.insecure
     )
@@ -327,8 +326,8 @@ def _setting(root: Path, name: str) -> str | None:
 
 
 def _report_command(args: argparse.Namespace) -> int:
-    from ..course._course import course_root, known_assignment
-    from ..grading._grade import csv_target
+    from ..course import course_root, known_assignment
+    from ..grading import csv_target
 
     root = course_root(args.course)
     known_assignment(root, args.assignment)
@@ -342,7 +341,7 @@ def _report_command(args: argparse.Namespace) -> int:
 
 def _say_closed(folder: Path) -> None:
     """Close a class's folder to other users, and say so where it was open."""
-    from ..grading._private import close_course
+    from ..grading import close_course
 
     line = close_course(folder)
     if line:
@@ -357,7 +356,7 @@ def _print_report(csv_path: Path) -> None:
 
 
 def _certificates(args: argparse.Namespace) -> int:
-    from ..grading._tls import make_certificates
+    from ..grading import make_certificates
 
     written = make_certificates(Path(args.folder), args.days)
     print(f"wrote {len(written)} files in {args.folder}:")
@@ -375,11 +374,9 @@ def _similar(args: argparse.Namespace) -> int:
             "the copy report needs copydetect (its winnowing finds partial copies), which is "
             "not installed here: pip install 'gather-course[copies]'."
         )
-    from ..copies._similar import similar
-    from ..course._course import course_root, known_assignment, nbgrader_api
-    from ..grading._grade import release_notebooks
-    from ..grading._referee import Referee
-    from ..grading._sandbox import Worker
+    from ..copies import similar
+    from ..course import course_root, known_assignment, nbgrader_api
+    from ..grading import Referee, Worker, release_notebooks
 
     root = course_root(args.course)
     known_assignment(root, args.assignment)
@@ -438,13 +435,13 @@ def _similar(args: argparse.Namespace) -> int:
 
 
 def _report(root: Path, assignment: str, outcomes: list, csv_path: Path) -> None:
-    from ..grading._inbound import shown
-    from ..grading._receipts import (
+    from ..grading import (
         SubmissionTime,
         TimeSource,
         duration,
-        read,
-        refused,
+        read_receipts,
+        refused_receipts,
+        shown_name,
         time_note,
     )
 
@@ -481,17 +478,16 @@ def _report(root: Path, assignment: str, outcomes: list, csv_path: Path) -> None
         why = time_note(SubmissionTime(None, TimeSource.CLAIMED))
         shown = ", ".join(unproven[:10]) + (" ..." if len(unproven) > 10 else "")
         print(f"Times not proven for {len(unproven)} ({shown}): {why}.")
-    for r in refused(read(root, assignment)):
+    for r in refused_receipts(read_receipts(root, assignment)):
         print(
-            f"Refused at collection: {shown(r.folder)} ({r.reason}); never graded as "
-            f"{shown(r.student)}'s. "
-            + (f"Its files are in {shown(r.set_aside)}." if r.set_aside else "")
+            f"Refused at collection: {shown_name(r.folder)} ({r.reason}); never graded as "
+            f"{shown_name(r.student)}'s. "
+            + (f"Its files are in {shown_name(r.set_aside)}." if r.set_aside else "")
         )
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from ..course._course import notebook_file
-    from ..course._execute import execute_notebook
+    from ..course import execute_notebook, notebook_file
 
     paths = [notebook_file(name) for name in args.paths]  # all checked before any runs
     for path in paths:

@@ -14,7 +14,7 @@ from .._errors import GatherCourseError
 from .._i18n import _
 
 if TYPE_CHECKING:
-    from ..course._workcopy import Copied
+    from ..course import Copied
 
 
 def add_commands(sub: Any) -> None:
@@ -80,9 +80,8 @@ COMMANDS = ("check", "start", "progress", "practice")
 
 def _practice(args: argparse.Namespace) -> int:
     from .._i18n import choosing
-    from ..course._workcopy import learners_copy, working_copy_language
-    from ..questions import exercise
-    from ..questions._mastery import read_record, weakest
+    from ..course import learners_copy, working_copy_language
+    from ..questions import exercise, read_record, weakest
 
     folder = learners_copy()
     with choosing(working_copy_language(folder) if folder else None):
@@ -123,7 +122,7 @@ def _check(args: argparse.Namespace) -> int:
 
 def _check_report(args: argparse.Namespace) -> int:
     from .._text import pad
-    from ..grading._notebook_check import check_notebook
+    from ..grading import check_notebook
 
     reports, notes = check_notebook(args.notebook, timeout=args.timeout)
     for r in reports:
@@ -150,7 +149,7 @@ def _check_report(args: argparse.Namespace) -> int:
 
 def _start(args: argparse.Namespace) -> int:
     from .._i18n import choosing
-    from ..course._workcopy import copy_edition
+    from ..course import copy_edition
 
     # start --lang zh answers in Chinese; start alone, in the language of the copy it reopens
     # (a new one: GATHER_COURSE_LANG, else the locale)
@@ -159,7 +158,7 @@ def _start(args: argparse.Namespace) -> int:
 
 
 def _start_in_language(args: argparse.Namespace) -> int:
-    from ..course._workcopy import (
+    from ..course import (
         DEFAULT_DIR,
         MARKER,
         lab_command,
@@ -245,24 +244,23 @@ def _say_course_changes(copied: Copied) -> None:
 
 def _practised(practised: dict[str, Any], grade_id: str) -> str:
     """The practice of the question a test cell checks, in a few words ('' if none is)."""
-    from ..questions import exercise, exercise_ids
-    from ..questions._mastery import mastery, summary
+    from ..questions import exercise, exercise_ids, mastery, mastery_summary
 
     name = grade_id.removeprefix("test_")
     qid = next((q for q in exercise_ids() if exercise(q).name == name), None)
-    return summary(mastery(practised, qid)) if qid else ""
+    return mastery_summary(mastery(practised, qid)) if qid else ""
 
 
 def _practise_next(practised: dict[str, Any]) -> str:
     """What to practise next, as a command."""
-    from ..questions._mastery import weakest
+    from ..questions import weakest
 
     return _("Practise next: gather-course practice {qid}").format(qid=weakest(practised))
 
 
 def _say_last_update(folder: Path) -> None:
     """One line: what the last ``start`` that brought course changes did, if anything."""
-    from ..course._upgrade import last_update
+    from ..course import last_update
 
     update = last_update(folder)
     if update is None:
@@ -281,7 +279,7 @@ def _say_last_update(folder: Path) -> None:
 
 def _progress(args: argparse.Namespace) -> int:
     from .._i18n import choosing
-    from ..course._workcopy import exercise_notebooks, progress_folder, working_copy_language
+    from ..course import exercise_notebooks, progress_folder, working_copy_language
 
     # no folder given: the one the learner stands in, else the last started, else the default
     folder, notes = progress_folder(args.dir)
@@ -301,10 +299,8 @@ def _progress(args: argparse.Namespace) -> int:
 
 def _progress_report(args: argparse.Namespace, folder: Path, notebooks: list[Path]) -> int:
     from .._text import pad, sentences
-    from ..grading._notebook_check import check_notebook
-    from ..grading._referee import Referee
-    from ..grading._sandbox import Worker
-    from ..questions._mastery import read_record
+    from ..grading import Referee, Worker, check_notebook
+    from ..questions import read_record
 
     marks = {"passed": "✓", "not attempted": "·"}
     done = total = 0

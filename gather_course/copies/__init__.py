@@ -7,3 +7,16 @@ partial copies by winnowing (copydetect, as MOSS does); :mod:`._crossed` finds a
 are right for a classmate's variant and wrong for their own. It lives apart from
 :mod:`..grading` because copydetect brings matplotlib, which the grader never loads.
 """
+
+from __future__ import annotations
+
+from .._front_door import front_door
+
+# The front door: what other rooms may use, and the module of this room that holds it.
+# Other rooms import these names from here (``from ..copies import ...``), never a module
+# of this room (tests/test_architecture.py); each module loads when one of its names does.
+_EXPORTS = {
+    "similar": "_similar",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__ = front_door(__name__, _EXPORTS)

@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..grading._referee import Plan, Referee
-from ..grading._submission import OWN, graded_cells, read_submission
-from ..questions import exercise
-from ..questions._misconceptions import between
+from ..grading import OWN, Plan, Referee, graded_cells, read_submission
+from ..questions import exercise, variant_mistakes
 
 
 @dataclass
@@ -55,7 +53,7 @@ def mistakes_between(qid: str, own: str, other: str) -> tuple[str, ...]:
     family = exercise(qid).family
     if family is None:
         return ()
-    return tuple(between(family, family.parse(qid, own), family.parse(qid, other)))
+    return tuple(variant_mistakes(family, family.parse(qid, own), family.parse(qid, other)))
 
 
 def leads(found: list[Crossed]) -> tuple[list[Crossed], list[Crossed]]:

@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..grading._classes import CLASS_FILE, Solver, load_solver
-from ..grading._scan import course_internals, reachable
-from ..grading._submission import graded_cells
+from ..grading import CLASS_FILE, Solver, course_internals, graded_cells, load_solver, reachable
 from ..questions import exercise
 from ._crossed import Crossed, crossed, leads
 from ._fingerprints import Match, partial_copies

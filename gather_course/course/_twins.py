@@ -125,7 +125,7 @@ def read_sources(root: Path) -> dict[str, dict[str, str]]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def sync(root: Path, accept: bool = False) -> list[str]:
+def sync_twins(root: Path, accept: bool = False) -> list[str]:
     """Rebuild each Chinese notebook from its twin, keeping the translations; return the cells
     still to translate. ``accept`` records every cell's current English as translated."""
     import nbformat

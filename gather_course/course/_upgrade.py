@@ -14,17 +14,36 @@ import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._learner_files import MARKER, set_aside, temp_beside, write_atomic
 
-if TYPE_CHECKING:
-    from ._workcopy import Copied
-
-
 LAST = "last_update"  # the marker's record of the last start that brought course changes
+
+
+@dataclass
+class Copied:
+    """What ``make_working_copy`` did: the files it added, the ones it left as they were, and
+    what it brought over from a course that changed since the learner's copy was made.
+
+    ``updated``: lectures the learner had not changed, now the course's new version.
+    ``beside``: (a lecture the learner changed, the course's new version written beside it).
+    ``exercises``: (an exercise, the course's new version beside it); exercises are never
+    overwritten. ``unrecorded``: some of those files had no record of what was copied (a
+    working copy made before records were kept), so they were taken as changed by the
+    learner. ``set_aside``: where a marker that could not be read was moved to.
+    """
+
+    folder: Path
+    added: list[Path] = field(default_factory=list)
+    kept: list[Path] = field(default_factory=list)
+    updated: list[Path] = field(default_factory=list)
+    beside: list[tuple[Path, Path]] = field(default_factory=list)
+    exercises: list[tuple[Path, Path]] = field(default_factory=list)
+    unrecorded: bool = False
+    set_aside: Path | None = None
 
 
 def sync_file(

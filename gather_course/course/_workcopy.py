@@ -12,13 +12,12 @@ import json
 import os
 import shutil
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _, choosing, setting
 from .._learner_files import MARKER, enclosing_working_copy, write_atomic
-from ._upgrade import BESIDE, LAST, read_marker, read_text, sync_file
+from ._upgrade import BESIDE, LAST, Copied, read_marker, read_text, sync_file
 
 DEFAULT_DIR = "~/gather-course-work"
 LEARNER_CONFIG = Path(__file__).parent / "_learner_config"
@@ -34,29 +33,6 @@ def _installed_course() -> Path:
 
 
 _COURSE = _installed_course()
-
-
-@dataclass
-class Copied:
-    """What ``make_working_copy`` did: the files it added, the ones it left as they were, and
-    what it brought over from a course that changed since the learner's copy was made.
-
-    ``updated``: lectures the learner had not changed, now the course's new version.
-    ``beside``: (a lecture the learner changed, the course's new version written beside it).
-    ``exercises``: (an exercise, the course's new version beside it); exercises are never
-    overwritten. ``unrecorded``: some of those files had no record of what was copied (a
-    working copy made before records were kept), so they were taken as changed by the
-    learner. ``set_aside``: where a marker that could not be read was moved to.
-    """
-
-    folder: Path
-    added: list[Path] = field(default_factory=list)
-    kept: list[Path] = field(default_factory=list)
-    updated: list[Path] = field(default_factory=list)
-    beside: list[tuple[Path, Path]] = field(default_factory=list)
-    exercises: list[tuple[Path, Path]] = field(default_factory=list)
-    unrecorded: bool = False
-    set_aside: Path | None = None
 
 
 def course_files(course: Path = _COURSE) -> list[Path]:

@@ -29,10 +29,8 @@ from typing import Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_, catalog, edition
-from ..course._course import RELEASE, SOURCE, assignments, release
-from ..questions import exercise
-from ..questions._classroom import bank, class_key, roster_tag, variant_for
-from ..questions._question import Question
+from ..course import RELEASE, SOURCE, assignments, release
+from ..questions import Question, class_key, exercise, installed_bank, roster_tag, variant_for
 from ._private import close_course, groupshared, private_file
 from ._roster import gradebook_roster
 from ._submission import OWN, graded_cells
@@ -235,7 +233,7 @@ def stored_question(qid: str, name: str | None, student: str, info: dict[str, An
         released = (info.get("bank") or {}).get("version", "an earlier version")
         raise GatherCourseError(
             f"{CLASS_FILE} gives {student} the variant {name!r} of {qid}, which the installed "
-            f"question bank (gather-course {bank()['version']}) cannot make ({exc}). Grade "
+            f"question bank (gather-course {installed_bank()['version']}) cannot make ({exc}). Grade "
             f"with the course the class was released with (gather-course {released}); no "
             "student was graded."
         ) from None
@@ -244,7 +242,7 @@ def stored_question(qid: str, name: str | None, student: str, info: dict[str, An
 def bank_note(info: dict[str, Any]) -> str:
     """One line when the installed question bank is not the one the class was released
     with ('' when it is, or when the release did not record it)."""
-    then, now = info.get("bank"), bank()
+    then, now = info.get("bank"), installed_bank()
     if not then or then == now:
         return ""
     return (
@@ -326,7 +324,7 @@ def release_class(
     """
     import nbformat
 
-    from ..course._execute import execute_notebook
+    from ..course import execute_notebook
 
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise GatherCourseError(f"--class-seed must be a whole number >= 0, got {seed!r}.")
@@ -379,7 +377,7 @@ def release_class(
         "roster_from": source,
         "preview": preview,
         "solver": SOLVER.as_posix() if solver else None,  # the copy report's, from the class folder
-        "bank": bank(),  # what the variants' names meant when they were drawn
+        "bank": installed_bank(),  # what the variants' names meant when they were drawn
         "variants": variants,
     }
     with open(target / CLASS_FILE, "w", encoding="utf-8", opener=private_file) as f:

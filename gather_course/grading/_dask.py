@@ -25,7 +25,7 @@ from ._classjob import StudentJob, baselines, judge_student
 from ._failures import GraderBroken
 from ._referee import CALL_LIMIT, Referee
 from ._sandbox import SANDBOX, Worker, isolation
-from ._scheduler_address import check, probe, unparse
+from ._scheduler_address import check_scheduler_address, probe, unparse
 from ._tls import security
 
 PLUGIN = "gather-course-referees"
@@ -209,7 +209,9 @@ class DaskPool:
 def _connect(scheduler: str, certificates: str | None, insecure: bool) -> Client:
     """A client of the scheduler at ``scheduler``, once its address is allowed and a Dask
     scheduler that accepts this class's certificates answers there; else one line."""
-    scheme, host, port = check(scheduler, certificates=bool(certificates), insecure=insecure)
+    scheme, host, port = check_scheduler_address(
+        scheduler, certificates=bool(certificates), insecure=insecure
+    )
     sec = security(certificates) if certificates else None
     context = sec.get_connection_args("client")["ssl_context"] if sec else None
     found = probe(scheme, host, port, context)

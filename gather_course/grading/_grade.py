@@ -15,21 +15,27 @@ from typing import Any, TextIO
 
 from .._errors import GatherCourseError
 from .._i18n import edition
-from ..course._course import (
+from ..course import (
     PROTECTED,
     RELEASE,
     known_assignment,
     nbgrader_api,
 )
-from ..questions._misconceptions import is_misconception
+from ..questions import is_misconception
 from ._classes import own_variants
 from ._classjob import student_job
 from ._gradebook import generated, gradebook_lock
 from ._journal import Journal
 from ._pools import open_pool
 from ._private import close_course, private_file
-from ._receipts import SubmissionTime, TimeSource, refused, submission_times, time_note
-from ._receipts import read as read_receipts
+from ._receipts import (
+    SubmissionTime,
+    TimeSource,
+    read_receipts,
+    refused_receipts,
+    submission_times,
+    time_note,
+)
 from ._record import Recorder
 from ._regrade import compared, keep_earlier
 from ._verdict_log import VerdictLog
@@ -142,7 +148,7 @@ def grade_class(
     journal = Journal(root, assignment)
     receipts = read_receipts(root, assignment)
     times = submission_times(root, assignment, students, receipts)
-    refusals = refused(receipts)
+    refusals = refused_receipts(receipts)
     _log(
         root,
         {

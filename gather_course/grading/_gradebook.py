@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._errors import GatherCourseError
-from ..course._course import SOURCE, nbgrader_api, nbgrader_errors
+from ..course import SOURCE, nbgrader_api, nbgrader_errors
 from ._journal import FOLDER
 
 WARNINGS_LOG = "nbgrader-warnings.log"  # nbgrader's own warnings, kept off the terminal

@@ -33,7 +33,7 @@ MAX_DEPTH = 32
 _CHUNK = 1 << 20
 
 
-def shown(name: str) -> str:
+def shown_name(name: str) -> str:
     """A name a student chose, safe to print: as written where every character prints, else
     with the others escaped (no line break or terminal escape reaches the instructor's
     screen or log)."""
@@ -106,12 +106,12 @@ def read_folder(
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
         raise Unreadable(
-            f"{shown(path.name)} is not a folder one can read ({exc.strerror})"
+            f"{shown_name(path.name)} is not a folder one can read ({exc.strerror})"
         ) from None
     try:
         top = os.fstat(fd)
         if owner is not None and top.st_uid != owner:
-            raise Unreadable(f"{shown(path.name)} belongs to uid {top.st_uid}, not {owner}")
+            raise Unreadable(f"{shown_name(path.name)} belongs to uid {top.st_uid}, not {owner}")
         walk = _Walk(owner, rules, top.st_ctime_ns)
         if into is not None:
             into.mkdir(parents=True)
@@ -151,7 +151,7 @@ class _Walk:
 
     def folder(self, fd: int, rel: str, into: Path | None, depth: int) -> None:
         if depth > MAX_DEPTH:
-            raise Unreadable(f"folders nested deeper than {MAX_DEPTH} ({shown(rel)})")
+            raise Unreadable(f"folders nested deeper than {MAX_DEPTH} ({shown_name(rel)})")
         with os.scandir(fd) as found:
             entries = sorted(found, key=lambda e: e.name)
         for entry in entries:
@@ -163,7 +163,7 @@ class _Walk:
             self.latest_ns = max(self.latest_ns, st.st_ctime_ns)
             why = self._refused(st)
             if why:
-                self.skipped.append(f"{shown(name)}: {why}")
+                self.skipped.append(f"{shown_name(name)}: {why}")
                 continue
             if self.rules.skips(entry.name, stat.S_ISREG(st.st_mode)):
                 continue  # nbgrader's ignore and include rules: not collected, not a problem
@@ -189,7 +189,7 @@ class _Walk:
         limit = self.rules.max_file_size
         if limit is not None and st.st_size > limit:
             self.skipped.append(
-                f"{shown(rel)}: larger than {limit} bytes (CourseDirectory.max_file_size)"
+                f"{shown_name(rel)}: larger than {limit} bytes (CourseDirectory.max_file_size)"
             )
             return
         src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=fd)
@@ -238,6 +238,6 @@ class _Walk:
         now = os.fstat(fd)
         self.latest_ns = max(self.latest_ns, now.st_ctime_ns)
         if (now.st_ino, now.st_dev) != (before.st_ino, before.st_dev) or self._refused(now):
-            self.skipped.append(f"{shown(rel)}: changed while it was read (skipped)")
+            self.skipped.append(f"{shown_name(rel)}: changed while it was read (skipped)")
             return True
         return False

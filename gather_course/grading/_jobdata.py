@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from .._i18n import _
-from ..questions import verdicts
-from ..questions._outcome import Opaque, Outcome
+from ..questions import Opaque, Outcome, verdicts
 from ._frames import HOLD
 
 if TYPE_CHECKING:
-    from ..questions._question import Question
+    from ..questions import Question
 
 # Calls per timing run, each on an input of its own (drawn from call_seed(seed, n)): on the
 # same input twice, a loop remembered its first answer and paid for one call only (red team,

@@ -18,8 +18,8 @@ from typing import Any
 from .._errors import GatherCourseError
 from .._i18n import N_, _
 from .._tier import Tier
-from ..course._course import notebook_file
-from ..questions._classroom import setup_call
+from ..course import notebook_file
+from ..questions import setup_call
 from ._classjob import own_variant
 from ._referee import Plan, Referee
 from ._sandbox import Worker

@@ -88,7 +88,7 @@ def append(root: Path, assignment: str, receipts: list[Receipt]) -> Path:
     return path
 
 
-def read(root: Path, assignment: str) -> list[Receipt]:
+def read_receipts(root: Path, assignment: str) -> list[Receipt]:
     """Every receipt of ``assignment``, oldest first (``[]`` where nothing was collected by
     the course's collector)."""
     path = receipts_path(root, assignment)
@@ -199,7 +199,7 @@ def submission_times(
     return times
 
 
-def refused(receipts: list[Receipt]) -> list[Receipt]:
+def refused_receipts(receipts: list[Receipt]) -> list[Receipt]:
     """The submission folders collecting refused, each once (the latest word on it)."""
     latest = {r.folder: r for r in receipts}
     return [r for r in latest.values() if r.decision is Decision.REFUSED]

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..course._course import nbgrader_api, nbgrader_errors
+from ..course import nbgrader_api, nbgrader_errors
 from ._gradebook import Scores, check_database, gradebook_lock, register, scores, warnings_to_log
 from ._receipts import SubmissionTime
 

@@ -24,11 +24,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from .._i18n import language
-from ..questions import exercise, steps
-from ..questions._cases import Case
-from ..questions._outcome import Outcome
-from ..questions._question import Question
-from ..questions._result import HIDDEN_CASE, CheckResult
+from ..questions import HIDDEN_CASE, Case, CheckResult, Outcome, Question, exercise, steps
 from ..questions.verdicts import Stop, shapes
 from . import _scan
 from ._failures import GraderBroken, WorkerDied, WorkerStartFailed, start_problem

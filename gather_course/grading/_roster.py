@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 from .._errors import GatherCourseError
-from ..course._course import alembic_on_path
+from ..course import alembic_on_path
 
 
 def read_roster(path: Path) -> list[str]:

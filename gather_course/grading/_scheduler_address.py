@@ -94,7 +94,9 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def check(address: str, *, certificates: bool, insecure: bool) -> tuple[str, str, int]:
+def check_scheduler_address(
+    address: str, *, certificates: bool, insecure: bool
+) -> tuple[str, str, int]:
     """The address, if grading may use it; else one line that says why and what to do.
     Nothing connects here."""
     scheme, host, port = parse(address)

@@ -19,7 +19,7 @@ import torch
 
 from .._errors import GatherCourseError
 from .._i18n import catalog, notebook_language
-from ..course._course import RELEASE, SOURCE
+from ..course import RELEASE, SOURCE
 from ._classes import CLASS_FILE, bank_note, stored_question
 
 

@@ -23,7 +23,7 @@ from ._jobdata import TIMING_REPEAT, _outcome, _timing_bytes, call_seed
 from ._submission import NotGraded
 
 if TYPE_CHECKING:
-    from ..questions._question import Question
+    from ..questions import Question
     from ._submission import Submission
 
 

@@ -40,7 +40,7 @@ from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
 from nbgrader.exchange.default.submit import ExchangeSubmit
 
 from .._i18n import _
-from ._inbound import Folder, Rules, Unreadable, read_folder, shown
+from ._inbound import Folder, Rules, Unreadable, read_folder, shown_name
 from ._receipts import Decision, Receipt, append
 
 REFUSED = "refused"  # the course root's folder where refused submissions are set aside
@@ -203,10 +203,12 @@ class Collect(ExchangeCollect):
         try:
             uid = pwd.getpwnam(seen.student).pw_uid
         except KeyError:
-            seen.problem = f"claims to be {shown(seen.student)}'s, and no Unix user has that name"
+            seen.problem = (
+                f"claims to be {shown_name(seen.student)}'s, and no Unix user has that name"
+            )
             return seen
         if st.st_uid != uid:
-            seen.problem = f"claims to be {shown(seen.student)}'s, but {seen.owner} wrote it"
+            seen.problem = f"claims to be {shown_name(seen.student)}'s, but {seen.owner} wrote it"
             return seen
         try:
             seen.folder = read_folder(path, uid, rules)
@@ -281,7 +283,7 @@ class Collect(ExchangeCollect):
             if folder is None:
                 return self._refuse(seen, now)
         for line in folder.skipped:
-            self.log.warning(f"{shown(seen.name)}: skipped {line}")
+            self.log.warning(f"{shown_name(seen.name)}: skipped {line}")
         first = min(record["first"], folder.received)
         return Receipt(
             student=student,
@@ -319,7 +321,7 @@ class Collect(ExchangeCollect):
 
     def _refuse(self, seen: _Seen, now: str) -> Receipt:
         """A folder not collected: say so, and set its files aside for the instructor."""
-        self.log.error(f"Refused {shown(seen.name)}: {seen.problem}. It is not collected.")
+        self.log.error(f"Refused {shown_name(seen.name)}: {seen.problem}. It is not collected.")
         aside = Path(self.coursedir.root, REFUSED, self.coursedir.assignment_id, seen.name)
         limit = min(self.rules.max_dir_size or SET_ASIDE_BYTES, SET_ASIDE_BYTES)
         kept = ""
@@ -330,7 +332,7 @@ class Collect(ExchangeCollect):
                 rules = dataclasses.replace(self.rules, max_dir_size=limit)
                 read_folder(Path(self.inbound_path, seen.name), owner, rules, into=aside)
             kept = str(aside.relative_to(self.coursedir.root))
-            self.log.error(f"Its files are set aside in {shown(kept)}.")
+            self.log.error(f"Its files are set aside in {shown_name(kept)}.")
         except (OSError, Unreadable) as exc:
             shutil.rmtree(aside, ignore_errors=True)
             self.log.error(f"Its files are not set aside: {exc}. It is still in the inbound.")

@@ -10,7 +10,7 @@ Grading judges with the same steps without running anything in its own process
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -21,15 +21,12 @@ from .._opcount import OpCounter
 from .._text import sentences, type_name
 from ..device import default_device
 from ._cases import Case
+from ._declared import Declared
 from ._judge import raise_for_error
 from ._outcome import call, clone
 from ._result import CheckResult
 from .steps import Constraints, Evidence, Growth, Seen, Summary, judge
 from .verdicts import shapes
-
-if TYPE_CHECKING:
-    from ._question import Question
-
 
 # the public modules, the package, and where the public GatherCourseError and Tier live
 _PUBLIC_MODULES = {f"gather_course.{m}" for m in (*PUBLIC_MODULES, "_errors", "_tier")}
@@ -85,7 +82,7 @@ class _InProcess(Evidence):
     """The evidence of a check: the learner's function called here, case by case (on the
     CPU, then on the default device too when it is another)."""
 
-    def __init__(self, q: Question, fn: Callable, gen: torch.Generator, cases: list[Case]):
+    def __init__(self, q: Declared, fn: Callable, gen: torch.Generator, cases: list[Case]):
         self.q, self.fn, self.gen, self.cases = q, fn, gen, cases
         self.device = default_device()
 
@@ -121,7 +118,7 @@ class _InProcess(Evidence):
         return Summary(len(self.cases), [c.label for c in self.cases], devices)
 
 
-def run_check(q: Question, fn: Any, seed: int, large: bool) -> CheckResult:
+def run_check(q: Declared, fn: Any, seed: int, large: bool) -> CheckResult:
     if not callable(fn):
         hint = (
             _(

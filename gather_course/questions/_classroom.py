@@ -51,7 +51,7 @@ def variant_for(key: str, student: str, qid: str) -> str:
     return exercise(qid).pick_variant(key, student)
 
 
-def bank() -> dict[str, str]:
+def installed_bank() -> dict[str, str]:
     """The installed question bank, as a class release records it: the course's version, and
     a digest of every question's knobs and their choices (what a variant's name means)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -146,7 +146,7 @@ class MyClass:
                     "gather-course {version}, installed here, does not have: the class was "
                     "released with another version of the course. Ask your instructor which "
                     "version to install."
-                ).format(name=name, qid=qid, version=bank()["version"])
+                ).format(name=name, qid=qid, version=installed_bank()["version"])
             ) from None
 
     def _repr_markdown_(self) -> str:

@@ -10,7 +10,7 @@ function in its own process.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -18,13 +18,11 @@ from .._text import fmt_value, type_name
 from .._tier import Tier
 from . import verdicts as v
 from ._cases import Case
+from ._declared import Declared
 from ._misconceptions import LIKELY, from_error, named, variant_fix
 from ._outcome import Opaque, Outcome, clone
+from ._result import FailureKind
 from ._tracing import shape_tip, traced
-
-if TYPE_CHECKING:
-    from ._question import Question
-    from ._result import FailureKind
 
 _LIMIT = re.compile(r"[0-9]{1,5}(\.[0-9]{1,3})?")  # the worker's call limit, as it sends it
 
@@ -33,7 +31,7 @@ def _to(value: Any, device: torch.device) -> Any:
     return value.to(device) if isinstance(value, torch.Tensor) else value
 
 
-def raise_for_error(case: Case, outcome: Outcome, q: Question | None = None) -> None:
+def raise_for_error(case: Case, outcome: Outcome, q: Declared | None = None) -> None:
     """The verdict on a call that raised (not attempted, stopped, or an error; ``q``: the
     question, to name the mistake a refused gather shows)."""
     error = outcome.error
@@ -50,7 +48,7 @@ def raise_for_error(case: Case, outcome: Outcome, q: Question | None = None) -> 
     raise failure
 
 
-def _name_refused(q: Question, gather: list[str], failure: v.Failure) -> None:
+def _name_refused(q: Declared, gather: list[str], failure: v.Failure) -> None:
     """The mistake a refused gather shows, and its fix made for the variant where
     diagnose's generic one could mislead."""
     _likely(failure, from_error(q, gather))
@@ -59,7 +57,7 @@ def _name_refused(q: Question, gather: list[str], failure: v.Failure) -> None:
         failure.details = [(k, fix if k == "fix" else value) for k, value in failure.details]
 
 
-def expected_of(q: Question, case: Case) -> Any:
+def expected_of(q: Declared, case: Case) -> Any:
     """The loop spec's output on ``case``, on the case's device: computed once per case and
     question (the grader keeps a run's plans, so every student's answer meets the same one).
 
@@ -81,7 +79,7 @@ def expected_of(q: Question, case: Case) -> Any:
     return case.memo[key]
 
 
-def judge_case(q: Question, case: Case, outcome: Outcome) -> None:
+def judge_case(q: Declared, case: Case, outcome: Outcome) -> None:
     """Raise the first failure of one case's outcome: error, changed inputs, type, shape..."""
     expected = expected_of(q, case)
     raise_for_error(case, outcome, q)
@@ -107,7 +105,7 @@ def judge_case(q: Question, case: Case, outcome: Outcome) -> None:
 
 
 def _name_mistake(
-    q: Question, case: Case, which: int, out: torch.Tensor, exp: torch.Tensor, f: v.Failure
+    q: Declared, case: Case, which: int, out: torch.Tensor, exp: torch.Tensor, f: v.Failure
 ) -> None:
     """The known mistake the wrong output matches, if one does: the failure's diagnosis, and
     a detail of its feedback (only on a failing case: it runs the loop spec again)."""
@@ -133,7 +131,7 @@ def _check_type(case: Case, name: str, out: Any) -> None:
         raise v.subclass(case, name, type(out).__name__)
 
 
-def _check_tensor(q: Question, case: Case, name: str, exp: torch.Tensor, out: torch.Tensor) -> None:
+def _check_tensor(q: Declared, case: Case, name: str, exp: torch.Tensor, out: torch.Tensor) -> None:
     if out.shape != exp.shape:
         raise v.wrong_shape(
             case, name, list(exp.shape), list(out.shape), shape_tip(exp.shape, out.shape)
@@ -146,7 +144,7 @@ def _check_tensor(q: Question, case: Case, name: str, exp: torch.Tensor, out: to
 
 
 def _check_values(
-    q: Question, case: Case, which: int, name: str, exp: torch.Tensor, out: torch.Tensor
+    q: Declared, case: Case, which: int, name: str, exp: torch.Tensor, out: torch.Tensor
 ) -> None:
     if q.verify is not None:
         problem = q.verify(case.inputs, out)

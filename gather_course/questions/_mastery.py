@@ -136,10 +136,10 @@ def weakest(questions: dict[str, Any]) -> str:
     return ids[min(range(len(ids)), key=need)]
 
 
-def summary(m: Mastery) -> str:
+def mastery_summary(m: Mastery) -> str:
     """One question's practice in a few words, for ``gather-course progress``.
 
-    >>> summary(Mastery())
+    >>> mastery_summary(Mastery())
     'practice: not yet'
     """
     if not m.tries:

@@ -22,18 +22,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
 from .._i18n import N_, _
 from ._cases import Case
+from ._declared import Declared
 from ._knobs import COUNTING_NOTE, Family, Variant
 from ._outcome import clone
 from ._result import FailureKind
-
-if TYPE_CHECKING:
-    from ._question import Question
 
 OFF_BY_ONE = N_("off by one")
 WRONG_END = N_("counts from the wrong end")
@@ -87,7 +85,7 @@ def knob_mistake(knob: str, mine: str, theirs: str) -> str:
     return _KNOB_NAMES.get(knob, OTHER_VARIANT)
 
 
-def between(family: Family, mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
+def variant_mistakes(family: Family, mine: dict[str, str], theirs: dict[str, str]) -> list[str]:
     """The named mistakes that turn the answer of variant ``mine`` into ``theirs``'s: one per
     knob they differ in (the copy report's measure of how far apart two variants are)."""
     return [knob_mistake(k, mine[k], theirs[k]) for k in family.knobs if mine[k] != theirs[k]]
@@ -99,7 +97,7 @@ def is_misconception(template: str) -> bool:
 
 
 def named(
-    q: Question, case: Case, which: int, got: torch.Tensor, expected: torch.Tensor
+    q: Declared, case: Case, which: int, got: torch.Tensor, expected: torch.Tensor
 ) -> FailureKind | None:
     """The first known mistake whose output on ``case`` equals ``got`` (output ``which``;
     ``expected``: the right one). Each mistake's output is kept in the case's memo, so a
@@ -119,7 +117,7 @@ def named(
     return FailureKind(PARTIAL) if _partial(q, expected, got) else None
 
 
-def from_error(q: Question, gather: list[str]) -> FailureKind | None:
+def from_error(q: Declared, gather: list[str]) -> FailureKind | None:
     """The known mistake a gather that torch refused shows: ``gather`` is diagnose's
     ``[call, message, fix, rule, numbers]`` (:func:`gather_course.diagnose.gather_failure`),
     plain data from the job, read as hostile."""
@@ -143,7 +141,7 @@ def from_error(q: Question, gather: list[str]) -> FailureKind | None:
     return FailureKind(NEGATIVE) if low < 0 else None
 
 
-def variant_fix(q: Question, gather: list[str]) -> str | None:
+def variant_fix(q: Declared, gather: list[str]) -> str | None:
     """The fix to show for a gather torch refused, made from ``q``'s variant where
     diagnose's generic one depends on how the index counts or how the input is laid out
     (None: diagnose's fix holds). ``gather``: as :func:`from_error` reads it."""
@@ -171,7 +169,7 @@ def variant_fix(q: Question, gather: list[str]) -> str | None:
 _NUMBERS = re.compile(r"-?[0-9]{1,12}( -?[0-9]{1,12}){4,12}")
 
 
-def _partial(q: Question, expected: torch.Tensor, got: torch.Tensor) -> bool:
+def _partial(q: Declared, expected: torch.Tensor, got: torch.Tensor) -> bool:
     """Right in its first rows (dim 0), and one value (what the output was filled with) in
     every row after: a loop that returned or stopped early."""
     if expected.dim() < 1 or got.shape != expected.shape or expected.shape[0] < 2:
@@ -182,7 +180,7 @@ def _partial(q: Question, expected: torch.Tensor, got: torch.Tensor) -> bool:
     return 0 < k < len(right) and not any(right[k:]) and bool((rest == rest.flatten()[0]).all())
 
 
-def _candidates(q: Question, case: Case) -> Iterator[tuple[FailureKind, str, Callable[..., Any]]]:
+def _candidates(q: Declared, case: Case) -> Iterator[tuple[FailureKind, str, Callable[..., Any]]]:
     """(the mistake, a key for the case's memo, what computes its output) for each one."""
     for at, (name, x) in enumerate(case.inputs.items()):  # an index one off, either way
         if isinstance(x, torch.Tensor) and x.dim() and not _float_or_bool(x):
@@ -191,14 +189,14 @@ def _candidates(q: Question, case: Case) -> Iterator[tuple[FailureKind, str, Cal
     yield from _siblings(q)
 
 
-def _siblings(q: Question) -> Iterator[tuple[FailureKind, str, Callable[..., Any]]]:
+def _siblings(q: Declared) -> Iterator[tuple[FailureKind, str, Callable[..., Any]]]:
     """Every other variant's spec, named by how its choices differ from ``q``'s."""
     public = q.public_spec or (q.spec if q.variant_name == "public" else None)
     if q.family is None or public is None:
         return
     mine = q.params
-    for params in sorted(q.family.every(), key=lambda p: len(between(q.family, mine, p))):
-        changed = between(q.family, mine, params)
+    for params in sorted(q.family.every(), key=lambda p: len(variant_mistakes(q.family, mine, p))):
+        changed = variant_mistakes(q.family, mine, params)
         if not changed:
             continue
         name = q.family.name(params)
@@ -263,7 +261,7 @@ def _float_or_bool(x: torch.Tensor) -> bool:
     return x.is_floating_point() or x.is_complex() or x.dtype == torch.bool
 
 
-def _same(q: Question, a: Any, b: torch.Tensor, strict: bool = False) -> bool:
+def _same(q: Declared, a: Any, b: torch.Tensor, strict: bool = False) -> bool:
     """Whether ``a`` (a mistake's output) equals ``b``; ``strict``: in the same dtype."""
     if not isinstance(a, torch.Tensor) or a.shape != b.shape or (strict and a.dtype != b.dtype):
         return False

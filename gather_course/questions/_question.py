@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import difflib
-import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -13,9 +12,9 @@ import torch
 from .._errors import GatherCourseError
 from .._i18n import N_, _
 from .._text import sentences, type_name
-from ._cases import Case
 from ._check import run_check
-from ._knobs import Family, Variant
+from ._declared import Declared
+from ._knobs import Family
 from ._result import CLASS_ENV, CheckResult, class_without_help
 from ._variant_hints import variant_hints
 
@@ -31,72 +30,12 @@ class Markdown(str):
 
 
 @dataclass(frozen=True)
-class Question:
-    """A self-checking exercise: ``check(fn)``, ``hint(n)``, ``solution()``.
-
-    ``spec`` is the loop-based reference the learner's function is compared with; the
-    learner's function takes the spec's arguments (``args``) and has the qid's last part as
-    its name. ``make(gen, **sizes)`` builds one test case's inputs from a seeded generator:
-    a dict keyed by those arguments. ``forbid`` and ``require`` map a torch op (as the op
-    counter sees it) to how the constraint names it for the learner. Declare one with
-    :func:`question`, which also registers it.
+class Question(Declared):
+    """A self-checking exercise: ``check(fn)``, ``hint(n)``, ``solution()``, ``practice()``,
+    and its class variants (``variant(name)``). What it is made of, and the texts made from
+    that, are :class:`Declared`'s. Declare one with :func:`question`, which also registers
+    it.
     """
-
-    qid: str
-    title: str
-    task: str
-    spec: Callable[..., Any]
-    make: Callable[..., dict[str, Any]]
-    sizes: tuple[dict[str, Any], ...]
-    large_sizes: tuple[dict[str, Any], ...]
-    scaling: tuple[dict[str, Any], dict[str, Any]]
-    hints: tuple[str, ...]
-    solution_code: str
-    formula: Callable[[dict[str, Any], int, tuple[int, ...]], str] | None = None
-    outputs: tuple[str, ...] = ("out",)
-    dtypes: dict[str, tuple[torch.dtype, ...]] = field(default_factory=dict)
-    vectorized: bool = True
-    forbid: dict[str, str] = field(default_factory=dict)
-    require: dict[str, str] = field(default_factory=dict)
-    verify: Callable[[dict[str, Any], torch.Tensor], Any] | None = None
-    timing: dict[str, Any] | None = None  # a large input: grading measures CPU time on it
-    # the vectorized limit on it, as a multiple of the solution's CPU time: between the slowest
-    # honest answer and the fastest loop, as benchmarks/bench_timing.py measures them
-    timing_factor: float = 10.0
-    rtol: float = 1e-5
-    atol: float = 1e-6
-    args: tuple[str, ...] = ()  # default: the spec's parameters
-    family: Family | None = None  # the knobs of its class variants
-    no_variant_why: str = ""  # why a question has no class variant
-    variant_name: str = "public"
-    shown: Variant | None = None  # the task's template and slots (a question with knobs)
-    own: bool = False  # a class release's own variant: its notebook names it mine.exercise(qid)
-    public_spec: Callable[..., Any] | None = None  # a variant's public loop spec (misconceptions)
-
-    def __post_init__(self) -> None:
-        if not self.args:
-            object.__setattr__(self, "args", tuple(inspect.signature(self.spec).parameters))
-        sizes = dict(self.sizes[0])
-        sizes.pop("label", None)
-        made = tuple(self.make(torch.Generator().manual_seed(0), **sizes))
-        if made != self.args:
-            raise TypeError(
-                f"{self.qid}: make() returns the inputs {made}, but the "
-                f"learner's function takes {self.args}"
-            )
-
-    @property
-    def name(self) -> str:
-        """The learner's function name: the qid's last part (``pick_per_row``)."""
-        return self.qid.rsplit(".", 1)[-1]
-
-    @property
-    def forbidden_text(self) -> str:
-        return _either(self.forbid)
-
-    @property
-    def required_text(self) -> str:
-        return _either(self.require)
 
     def variant(self, name: str) -> Question:
         """This question as the class variant ``name`` (``"public"``: itself).
@@ -146,11 +85,6 @@ class Question:
             public_spec=self.public_spec or self.spec,
         )
 
-    @property
-    def params(self) -> dict[str, str]:
-        """This variant's choice for each knob (``{}`` for a question without knobs)."""
-        return self.family.parse(self.qid, self.variant_name) if self.family else {}
-
     def pick_variant(self, class_seed: int | str, student: str = "", modulo: bool = False) -> str:
         """The variant drawn for ``class_seed`` (and ``student``): never the public one, if
         the question has others. ``modulo``: the draw of class notebooks made before the
@@ -160,54 +94,6 @@ class Question:
         key = f"{class_seed}:{student}:{self.qid}" if student else f"{class_seed}:{self.qid}"
         draw = self.family.draw_modulo if modulo else self.family.draw
         return self.family.name(draw(key))
-
-    @property
-    def call(self) -> str:
-        """How a notebook names this question: ``exercise('basics.pick_per_row')``; a class's
-        own variant ``mine.exercise(...)``; another variant with its name."""
-        if self.own:
-            return f"mine.exercise({self.qid!r})"
-        if self.variant_name == "public":
-            return f"exercise({self.qid!r})"
-        return f"exercise({self.qid!r}, {self.variant_name!r})"
-
-    def task_text(self, tr: Callable[[str], str] = _) -> str:
-        """The task in the language of ``tr`` (``_``: the learner's)."""
-        return self.shown.text(tr) if self.shown is not None else tr(self.task)
-
-    @property
-    def constraints(self) -> str:
-        """What the answer must not do (checked by ``check`` and by grading), or ''."""
-        parts = []
-        if self.vectorized:
-            parts.append(
-                _(
-                    "no Python loop over the elements: use whole-tensor operations "
-                    "(grading measures how the work grows with the input size)"
-                )
-            )
-        if self.forbid:
-            parts.append(_("don't use {ops}").format(ops=self.forbidden_text))
-        if self.require:
-            parts.append(_("use {ops}").format(ops=self.required_text))
-        if self.forbid or self.require:
-            parts.append(
-                _(
-                    "call torch's functions by their names: no `getattr` or `eval`, "
-                    "no torch internals (`torch.ops`, `torch._C`), no numpy, threads "
-                    "or processes"
-                )
-            )
-        return _("; ").join(parts) + _(".") if parts else ""
-
-    @property
-    def signature(self) -> str:
-        return f"{self.name}({', '.join(self.args)})"
-
-    def build(self, gen: torch.Generator, sizes: dict[str, Any]) -> Case:
-        sizes = dict(sizes)
-        label = sizes.pop("label", N_("random shapes"))
-        return Case(label, self.make(gen, **sizes))
 
     def check(self, fn: Callable[..., Any], *, seed: int = 0, large: bool = False) -> CheckResult:
         """Run ``fn`` on a seeded battery and return specific, tiered feedback."""
@@ -328,11 +214,6 @@ def provides_practice(draw: Callable[..., Any]) -> None:
     """Register ``draw(question, variant, seed)`` as what :meth:`Question.practice` calls
     (the bank's own registration, as questions register themselves)."""
     _PRACTICE[:] = [draw]
-
-
-def _either(texts: dict[str, str]) -> str:
-    """The constraint's wording: the distinct texts of ``{op: text}``, joined with "or"."""
-    return _(" or ").join(dict.fromkeys(_(text) for text in texts.values()))
 
 
 def register(q: Question) -> Question:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .._errors import GatherCourseError
 from .._i18n import N_, _
@@ -27,10 +27,6 @@ CLASS_ENV = "GATHER_COURSE_CLASS"  # set by a class's JupyterHub: no hints or so
 def class_without_help() -> bool:
     """Whether the class's hub turned hints and solutions off (:data:`CLASS_ENV`)."""
     return os.environ.get(CLASS_ENV, "") not in ("", "0")
-
-
-if TYPE_CHECKING:
-    pass
 
 
 # The labels of a result's details, kept in English in the result and shown translated.

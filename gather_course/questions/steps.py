@@ -16,16 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from . import verdicts as v
+from ._cases import Case
+from ._declared import Declared
 from ._judge import judge_case
 from ._outcome import Outcome
-
-if TYPE_CHECKING:
-    from ._cases import Case
-    from ._question import Question
-    from ._result import CheckResult
+from ._result import CheckResult
 
 
 @dataclass(frozen=True)
@@ -137,17 +134,17 @@ class Evidence:
         raise NotImplementedError
 
 
-Step = Callable[["Question", Evidence], None]
+Step = Callable[[Declared, Evidence], None]
 
 
-def reaching_in(q: Question, ev: Evidence) -> None:
+def reaching_in(q: Declared, ev: Evidence) -> None:
     """An answer that names the course (the bank, its private modules) is refused first."""
     reached = ev.reached()
     if reached:
         raise v.reaches_into_course(*reached)
 
 
-def cases(q: Question, ev: Evidence) -> None:
+def cases(q: Declared, ev: Evidence) -> None:
     """Every case against the loop spec, in order; the first wrong one decides."""
     for seen in ev.seen():
         try:
@@ -160,14 +157,14 @@ def cases(q: Question, ev: Evidence) -> None:
             raise
 
 
-def finished(q: Question, ev: Evidence) -> None:
+def finished(q: Declared, ev: Evidence) -> None:
     """A job that ended before its last call fails on the case it was on."""
     stop = ev.unfinished()
     if stop:
         raise v.unfinished(stop.case, stop.stop, stop.status, stop.limit, stop.cap_mb)
 
 
-def constraints(q: Question, ev: Evidence) -> None:
+def constraints(q: Declared, ev: Evidence) -> None:
     """The ops a question forbids or requires."""
     if not (q.forbid or q.require):
         return
@@ -182,7 +179,7 @@ def constraints(q: Question, ev: Evidence) -> None:
         raise v.never_ran(q.required_text, found.never_ran)
 
 
-def operations(q: Question, ev: Evidence) -> None:
+def operations(q: Declared, ev: Evidence) -> None:
     """A vectorized answer runs as many tensor operations on a larger input."""
     if not q.vectorized:
         return
@@ -191,7 +188,7 @@ def operations(q: Question, ev: Evidence) -> None:
         raise v.operations_grow(g.small, g.n_small, g.big, g.n_big)
 
 
-def speed(q: Question, ev: Evidence) -> None:
+def speed(q: Declared, ev: Evidence) -> None:
     """A vectorized answer's CPU time on a large input, within the question's factor of the
     course solution's; and right there too."""
     if not (q.vectorized and q.timing):
@@ -219,7 +216,7 @@ def speed(q: Question, ev: Evidence) -> None:
 STEPS: tuple[Step, ...] = (reaching_in, cases, finished, constraints, operations, speed)
 
 
-def judge(q: Question, ev: Evidence) -> CheckResult:
+def judge(q: Declared, ev: Evidence) -> CheckResult:
     """The verdict: the first step that fails, or a pass."""
     try:
         for step in STEPS:

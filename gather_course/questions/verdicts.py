@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import torch
 
@@ -29,11 +29,9 @@ from .._answer_api import OUTSIDE
 from .._i18n import N_, _, listed
 from .._text import fmt_shape, sentences, type_name
 from .._tier import Tier
+from ._cases import Case
+from ._declared import Declared
 from ._result import CheckResult, FailureKind, class_without_help
-
-if TYPE_CHECKING:
-    from ._cases import Case
-    from ._question import Question
 
 __all__ = [
     "Failure",
@@ -68,7 +66,7 @@ class Failure(Exception):
         self.pair = pair  # (name, expected, got) of wrong values, for draw()
         self.kind = kind  # what went wrong, short, for the class report's counts
 
-    def result(self, q: Question) -> CheckResult:
+    def result(self, q: Declared) -> CheckResult:
         """The failed CheckResult, with the advice every check and grade gives."""
         advice = (
             []
@@ -468,7 +466,7 @@ def hidden_call(constraint: str, name: str, where: str) -> Failure:
     )
 
 
-def constraint_words(q: Question) -> str:
+def constraint_words(q: Declared) -> str:
     """A question's op constraint, short: ``no gather`` or ``use scatter_add``."""
     if q.forbid:
         return _("no {ops}").format(ops=q.forbidden_text)

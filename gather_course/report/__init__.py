@@ -9,12 +9,13 @@ from pathlib import Path
 from .._errors import GatherCourseError
 from .._i18n import speaking
 
+__all__ = ["write_report"]  # the front door: what the command line uses of the report
+
 
 def write_report(csv_path: Path) -> list[Path]:
     """The report of the grading run that wrote ``csv_path``: HTML, CSV and JSON beside it,
     in the class's language. Reads the verdict log grading kept; runs nothing."""
-    from ..grading._regrade import read_changes
-    from ..grading._verdict_log import log_path, read_log
+    from ..grading import log_path, read_changes, read_log
     from ._numbers import class_numbers
     from ._page import write_files
 

@@ -15,8 +15,7 @@ from typing import Any
 
 from .._i18n import N_, _
 from .._tier import Tier
-from ..questions._misconceptions import is_misconception
-from ..questions._result import FailureKind
+from ..questions import FailureKind, is_misconception
 from . import _stats
 
 MIN_VARIANT = 5  # students a variant needs before its pass rate is judged
@@ -175,7 +174,7 @@ def class_numbers(
 
 def _times(entries: list[dict[str, Any]]) -> list[TimeRow]:
     """The submissions that were late, or whose time the instructor should check."""
-    from ..grading._receipts import SubmissionTime, time_note, utc_text
+    from ..grading import SubmissionTime, time_note, utc_text
 
     rows = []
     for e in sorted(entries, key=lambda e: e["student"]):

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from .._i18n import N_, _
 from .._tier import Tier
-from ..grading._private import private_file
-from ..grading._receipts import duration
+from ..grading import duration, private_file
 from . import _figures
 from ._numbers import (
     ALPHA,
