@@ -1,4 +1,9 @@
-"""Drawings of a gather's index mapping: input, index and output side by side."""
+"""Drawings of a gather's index mapping: input, index and output side by side.
+
+Long on purpose (about 430 lines): one idea, the two public drawings (``draw_gather`` and
+``draw_gather_grad``) and their arguments' checks; their layout engine is
+:mod:`._draw_layout`, the learner's result drawn is :mod:`._draw_result`.
+"""
 
 from __future__ import annotations
 

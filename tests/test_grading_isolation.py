@@ -27,7 +27,7 @@ from gather_course import exercise
 from gather_course.grading._jobdata import MESSAGE_CHARS, _value
 from gather_course.grading._referee import Plan, Referee
 from gather_course.grading._sandbox import SANDBOX, Worker, isolation
-from gather_course.questions.verdicts import Measurement, Timed
+from gather_course.questions import Measurement, Timed
 from tests.answers import LOOPS, LOOPS_TESTED
 from tests.helpers import judge as _judge
 

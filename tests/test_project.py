@@ -374,3 +374,40 @@ def test_the_nbgrader_we_mirror_is_the_one_the_package_accepts():
         (SaveAutoGrades, ("preprocess_cell",)),
     ):
         assert all(hasattr(cls, name) for name in names), (cls, names)
+
+
+# The bank's counts, wherever a guide states them: written in words or digits, and checked
+# against the bank itself (a question added or given variants makes this fail until the
+# guides say so).
+_NUMBERS = "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+_NUMBERS += "fourteen fifteen sixteen seventeen eighteen nineteen twenty"
+_N = r"(\d+|" + "|".join(_NUMBERS.split()) + ")"
+_COUNTED = re.compile(
+    rf"(?:\b(?P<some>{_N}) of the (?P<all1>{_N}) questions)"
+    rf"|(?:\ball (?P<all2>{_N}) questions)"
+    rf"|(?:\((?P<all3>{_N}) questions\))"
+    rf"|(?:\bThe (?P<all4>{_N}) questions)",
+    re.IGNORECASE,
+)
+
+
+def _count(word: str) -> int:
+    words = _NUMBERS.split()
+    return int(word) if word.isdigit() else words.index(word.lower())
+
+
+def test_every_count_of_the_bank_a_guide_states_is_the_banks():
+    from gather_course import exercise, exercise_ids
+
+    total = len(exercise_ids())
+    with_variants = sum(exercise(qid).family is not None for qid in exercise_ids())
+    found = 0
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for m in _COUNTED.finditer(path.read_text(encoding="utf-8")):
+            said = next(m[g] for g in ("all1", "all2", "all3", "all4") if m[g])
+            assert _count(said) == total, (path.name, m[0], total)
+            if m["some"]:
+                assert _count(m["some"]) == with_variants, (path.name, m[0], with_variants)
+            found += 1
+    assert found >= 4  # README's two, the instructor guide's three
+    assert _count("eleven") == 11 and _count("15") == 15

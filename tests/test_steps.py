@@ -14,10 +14,23 @@ import pytest
 import torch
 
 from gather_course import Tier, exercise
-from gather_course.questions import steps
+from gather_course.questions import (
+    Constraints,
+    Evidence,
+    Growth,
+    Large,
+    LargeInputTiming,
+    Measurement,
+    Seen,
+    Stop,
+    Summary,
+    Timed,
+    Unfinished,
+    steps,
+)
 from gather_course.questions._cases import Case
 from gather_course.questions._outcome import Outcome
-from gather_course.questions.verdicts import Failure, Measurement, Stop, Timed
+from gather_course.questions.verdicts import Failure
 
 PICK = exercise("basics.pick_per_row")  # vectorized and timed; no op constraints
 VIA_TAKE = exercise("friends.gather_via_take")  # forbids gather, requires take
@@ -28,15 +41,15 @@ RIGHT = torch.gather(X, 1, COLS)
 
 
 @dataclass
-class Found(steps.Evidence):
+class Found(Evidence):
     """Evidence as data; ``asked`` records which questions a step put to it."""
 
-    seen_: list[steps.Seen] = field(default_factory=list)
+    seen_: list[Seen] = field(default_factory=list)
     reached_: tuple[str, str] | None = None
-    unfinished_: steps.Unfinished | None = None
-    constraints_: steps.Constraints = field(default_factory=steps.Constraints)
-    growth_: steps.Growth | None = None
-    timing_: steps.LargeInputTiming | None = None
+    unfinished_: Unfinished | None = None
+    constraints_: Constraints = field(default_factory=Constraints)
+    growth_: Growth | None = None
+    timing_: LargeInputTiming | None = None
     asked: list[str] = field(default_factory=list)
 
     def reached(self):
@@ -64,7 +77,7 @@ class Found(steps.Evidence):
         return self.timing_
 
     def summary(self):
-        return steps.Summary(len(self.seen_), [s.case.label for s in self.seen_], "cpu")
+        return Summary(len(self.seen_), [s.case.label for s in self.seen_], "cpu")
 
 
 def _fails(step, q, found) -> Failure:
@@ -96,20 +109,20 @@ def test_cases_judge_each_outcome_and_the_first_wrong_one_decides():
     wrong[1, 0] += 1
     found = Found(
         seen_=[
-            steps.Seen(CASE, Outcome(value=RIGHT)),
-            steps.Seen(CASE, Outcome(value=wrong)),
-            steps.Seen(CASE, Outcome(value=None)),
+            Seen(CASE, Outcome(value=RIGHT)),
+            Seen(CASE, Outcome(value=wrong)),
+            Seen(CASE, Outcome(value=None)),
         ]
     )
     f = _fails(steps.cases, PICK, found)
     assert f.tier == Tier.WRONG_VALUES and "1 of the 6 values" in f.headline
     assert ("first wrong element", "out[1, 0]") in f.details and f.pair is not None
-    steps.cases(PICK, Found(seen_=[steps.Seen(CASE, Outcome(value=RIGHT))]))
+    steps.cases(PICK, Found(seen_=[Seen(CASE, Outcome(value=RIGHT))]))
 
 
 def test_a_hidden_case_shows_its_shapes_not_its_values():
     wrong = RIGHT + 1
-    f = _fails(steps.cases, PICK, Found(seen_=[steps.Seen(CASE, Outcome(value=wrong), True)]))
+    f = _fails(steps.cases, PICK, Found(seen_=[Seen(CASE, Outcome(value=wrong), True)]))
     keys = [k for k, _v in f.details]
     assert "expected" not in keys and "got" not in keys and f.pair is None
     assert keys[-1] == "values" and "inputs" in keys
@@ -117,11 +130,11 @@ def test_a_hidden_case_shows_its_shapes_not_its_values():
 
 def test_a_check_on_a_gpu_names_gradings_cpu_only_for_a_failure_about_devices():
     moved = Outcome(value=RIGHT.to("meta"))
-    f = _fails(steps.cases, PICK, Found(seen_=[steps.Seen(CASE, moved, checked_on="cuda")]))
+    f = _fails(steps.cases, PICK, Found(seen_=[Seen(CASE, moved, checked_on="cuda")]))
     assert f.tier == Tier.WRONG_DEVICE and f.details[-1][0] == "grading"
     assert "then on cuda" in f.details[-1][1]
     off = _fails(
-        steps.cases, PICK, Found(seen_=[steps.Seen(CASE, Outcome(value=RIGHT + 1), False, "cuda")])
+        steps.cases, PICK, Found(seen_=[Seen(CASE, Outcome(value=RIGHT + 1), False, "cuda")])
     )
     assert "grading" not in [k for k, _v in off.details]  # check's words equal grading's
 
@@ -136,7 +149,7 @@ def test_a_check_on_a_gpu_names_gradings_cpu_only_for_a_failure_about_devices():
     ],
 )
 def test_finished_says_why_the_job_ended_on_the_case_it_was_on(stop, status, said):
-    found = Found(unfinished_=steps.Unfinished(CASE, stop, status, 10.0, 64))
+    found = Found(unfinished_=Unfinished(CASE, stop, status, 10.0, 64))
     f = _fails(steps.finished, PICK, found)
     assert f.tier == Tier.EXCEPTION and said in f.headline, f.headline
     assert ("case", "a small case") in f.details
@@ -146,11 +159,11 @@ def test_finished_says_why_the_job_ended_on_the_case_it_was_on(stop, status, sai
 @pytest.mark.parametrize(
     ("found", "said"),
     [
-        (steps.Constraints(forbidden_in_code=("gather", "line 2")), "uses `gather` (line 2)"),
-        (steps.Constraints(forbidden_in_code=("gather", "")), "your code uses `gather`."),
-        (steps.Constraints(forbidden_ran="gather"), "your function ran `gather`"),
-        (steps.Constraints(hidden_call=("getattr", "line 4")), "`getattr` (line 4). Leave out"),
-        (steps.Constraints(never_ran="take"), "never ran `take`"),
+        (Constraints(forbidden_in_code=("gather", "line 2")), "uses `gather` (line 2)"),
+        (Constraints(forbidden_in_code=("gather", "")), "your code uses `gather`."),
+        (Constraints(forbidden_ran="gather"), "your function ran `gather`"),
+        (Constraints(hidden_call=("getattr", "line 4")), "`getattr` (line 4). Leave out"),
+        (Constraints(never_ran="take"), "never ran `take`"),
     ],
 )
 def test_constraints_word_what_broke_them(found, said):
@@ -160,25 +173,23 @@ def test_constraints_word_what_broke_them(found, said):
 
 
 def test_constraints_are_not_asked_of_a_question_without_any():
-    found = Found(constraints_=steps.Constraints(forbidden_ran="gather"))
+    found = Found(constraints_=Constraints(forbidden_ran="gather"))
     steps.constraints(PICK, found)
     assert found.asked == []
 
 
 def test_operations_that_grow_with_the_input_are_a_loop():
-    grows = Found(growth_=steps.Growth("x: [3, 4]", 2, "x: [30, 4]", 20))
+    grows = Found(growth_=Growth("x: [3, 4]", 2, "x: [30, 4]", 20))
     f = _fails(steps.operations, PICK, grows)
     assert f.tier == Tier.NOT_VECTORIZED
     assert ("larger input", "x: [30, 4]: 20 operations") in f.details
-    steps.operations(PICK, Found(growth_=steps.Growth("x: [3, 4]", 2, "x: [30, 4]", 2)))
+    steps.operations(PICK, Found(growth_=Growth("x: [3, 4]", 2, "x: [30, 4]", 2)))
     gather_loop = exercise("basics.gather_loop")  # a loop is asked for: never counted
     steps.operations(gather_loop, grows)
 
 
 def _timing(measured: Measurement, **more) -> Found:
-    return Found(
-        timing_=steps.LargeInputTiming("B=64, C=4096", measured, 0.01, 4.0, 2, 10.0, **more)
-    )
+    return Found(timing_=LargeInputTiming("B=64, C=4096", measured, 0.01, 4.0, 2, 10.0, **more))
 
 
 @pytest.mark.parametrize(
@@ -191,19 +202,19 @@ def _timing(measured: Measurement, **more) -> Found:
         (Measurement(Timed.MEASURED, 0.5), {}, Tier.NOT_VECTORIZED, "far more CPU time"),
         (
             Measurement(Timed.MEASURED, 0.02),
-            {"large": steps.Large.STOPPED},
+            {"large": Large.STOPPED},
             Tier.EXCEPTION,
             "longer than 10 s and was stopped",
         ),
         (
             Measurement(Timed.MEASURED, 0.02),
-            {"large": steps.Large.RAISED, "error": ("ValueError", "no")},
+            {"large": Large.RAISED, "error": ("ValueError", "no")},
             Tier.EXCEPTION,
             "large input (B=64, C=4096): ValueError: no",
         ),
         (
             Measurement(Timed.MEASURED, 0.02),
-            {"large": steps.Large.WRONG},
+            {"large": Large.WRONG},
             Tier.WRONG_VALUES,
             "wrong values on a large input",
         ),
@@ -226,8 +237,8 @@ def test_speed_shows_the_measured_time_or_the_cap_it_passed():
 def test_judge_stops_at_the_first_failure_and_asks_nothing_after_it():
     found = Found(
         reached_=None,
-        seen_=[steps.Seen(CASE, Outcome(value=RIGHT + 1))],
-        timing_=steps.LargeInputTiming("B=1", Measurement(Timed.FAILED), 1.0, 2.0, 2, 10.0),
+        seen_=[Seen(CASE, Outcome(value=RIGHT + 1))],
+        timing_=LargeInputTiming("B=1", Measurement(Timed.FAILED), 1.0, 2.0, 2, 10.0),
     )
     result = steps.judge(PICK, found)
     assert result.tier == Tier.WRONG_VALUES and not result.passed
@@ -236,11 +247,9 @@ def test_judge_stops_at_the_first_failure_and_asks_nothing_after_it():
 
 def test_judge_passes_when_every_step_passes_and_says_how_many_cases():
     found = Found(
-        seen_=[steps.Seen(CASE, Outcome(value=RIGHT))] * 2,
-        growth_=steps.Growth("x: [3, 4]", 2, "x: [30, 4]", 2),
-        timing_=steps.LargeInputTiming(
-            "B=1", Measurement(Timed.MEASURED, 0.01), 0.01, 4.0, 2, 10.0
-        ),
+        seen_=[Seen(CASE, Outcome(value=RIGHT))] * 2,
+        growth_=Growth("x: [3, 4]", 2, "x: [30, 4]", 2),
+        timing_=LargeInputTiming("B=1", Measurement(Timed.MEASURED, 0.01), 0.01, 4.0, 2, 10.0),
     )
     result = steps.judge(PICK, found)
     assert result.passed and result.tier == Tier.PASSED

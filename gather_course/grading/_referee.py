@@ -24,8 +24,24 @@ from dataclasses import dataclass, replace
 import torch
 
 from .._i18n import language
-from ..questions import HIDDEN_CASE, Case, CheckResult, Outcome, Question, exercise, steps
-from ..questions.verdicts import Stop, shapes
+from ..questions import (
+    HIDDEN_CASE,
+    Case,
+    CheckResult,
+    Constraints,
+    Evidence,
+    Growth,
+    LargeInputTiming,
+    Outcome,
+    Question,
+    Seen,
+    Stop,
+    Summary,
+    Unfinished,
+    exercise,
+    steps,
+)
+from ..questions.verdicts import shapes
 from . import _scan
 from ._failures import GraderBroken, WorkerDied, WorkerStartFailed, start_problem
 from ._frames import RESULT_CAP, JobStatus, ended
@@ -199,7 +215,7 @@ class Referee(_TimingConstraint):
             ) from None
 
 
-class _FromJob(steps.Evidence):
+class _FromJob(Evidence):
     """The evidence of a grade: the static scan of the source, then one job that runs the
     cells and every call in the sandbox, read back as plain data; then the timing jobs."""
 
@@ -245,12 +261,12 @@ class _FromJob(steps.Evidence):
             self._outcomes[n] = _outcome(self._results[n], self._cell_error)
         return self._outcomes[n]
 
-    def seen(self) -> Iterator[steps.Seen]:
+    def seen(self) -> Iterator[Seen]:
         self._run()
         for n, case in enumerate(self.plan.cases[: len(self._results)]):
-            yield steps.Seen(case, self._outcome(n), n >= self.plan.hidden_from)
+            yield Seen(case, self._outcome(n), n >= self.plan.hidden_from)
 
-    def unfinished(self) -> steps.Unfinished | None:
+    def unfinished(self) -> Unfinished | None:
         self._run()
         got = len(self._results)
         if got == self._calls:
@@ -258,30 +274,26 @@ class _FromJob(steps.Evidence):
         end = ended(self._reply or {})
         stop = _STOPS.get(end.status, Stop.KILLED if self._empty else Stop.ENDED)
         case = self.plan.cases[min(got, len(self.plan.cases) - 1)]
-        return steps.Unfinished(
-            case, stop, end.encode(), self.referee.call_limit, RESULT_CAP // 2**20
-        )
+        return Unfinished(case, stop, end.encode(), self.referee.call_limit, RESULT_CAP // 2**20)
 
-    def constraints(self) -> steps.Constraints:
+    def constraints(self) -> Constraints:
         ops: dict[str, int] = {}
         for call in range(len(self._results)):  # what every call ran (a signal: the scan decides)
             for op, n in (self._outcome(call).ops or {}).items():
                 ops[op] = ops.get(op, 0) + n
         return _constraints(self.q, self.sub, ops)
 
-    def growth(self) -> steps.Growth:
+    def growth(self) -> Growth:
         last = len(self._results)
         small, big = (sum((self._outcome(n).ops or {}).values()) for n in (last - 2, last - 1))
-        return steps.Growth(shapes(self.scaling[0]), small, shapes(self.scaling[1]), big)
+        return Growth(shapes(self.scaling[0]), small, shapes(self.scaling[1]), big)
 
-    def timing(self) -> steps.LargeInputTiming:
+    def timing(self) -> LargeInputTiming:
         return self.referee.timing(self.q, self.sub, self.plan.timing_seed)
 
-    def summary(self) -> steps.Summary:
+    def summary(self) -> Summary:
         cases, shown = self.plan.cases, self.plan.hidden_from
-        return steps.Summary(
-            len(cases), [c.label for c in cases[:shown]], "cpu", len(cases) - shown
-        )
+        return Summary(len(cases), [c.label for c in cases[:shown]], "cpu", len(cases) - shown)
 
 
 # How a job that ended early is worded (else: killed when it sent nothing, ended early).
@@ -292,7 +304,7 @@ _STOPS = {
 }
 
 
-def _constraints(q: Question, sub: Submission, ops: dict[str, int]) -> steps.Constraints:
+def _constraints(q: Question, sub: Submission, ops: dict[str, int]) -> Constraints:
     """The question's op constraints, on the code the function reaches (the scan) and on
     what its calls ran (the sandbox's op counter)."""
     code = _scan.reachable(sub.cells, q.name)
@@ -305,7 +317,7 @@ def _constraints(q: Question, sub: Submission, ops: dict[str, int]) -> steps.Con
         for op in q.require
         if not _scan.names_used(code, REQUIRED_NAMES.get(op, {op})) or not ops.get(op)
     ]
-    return steps.Constraints(
+    return Constraints(
         forbidden_in_code=(
             (used[0].name, used[0].where) if used else (ran[0], "") if ran else None
         ),

@@ -15,9 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from ..questions import exercise
-from ..questions.steps import Large, LargeInputTiming
-from ..questions.verdicts import Measurement, Timed, sizes_text
+from ..questions import Large, LargeInputTiming, Measurement, Timed, exercise
+from ..questions.verdicts import sizes_text
 from ._frames import JobStatus, ended
 from ._jobdata import TIMING_REPEAT, _outcome, _timing_bytes, call_seed
 from ._submission import NotGraded

@@ -6,6 +6,19 @@ command line, the reports) may use of the bank; they never import one of its mod
 
 from ._cases import Case
 from ._classroom import class_key, installed_bank, my_class, roster_tag, setup_call, variant_for
+from ._evidence import (
+    Constraints,
+    Evidence,
+    Growth,
+    Large,
+    LargeInputTiming,
+    Measurement,
+    Seen,
+    Stop,
+    Summary,
+    Timed,
+    Unfinished,
+)
 from ._mastery import mastery, mastery_summary, read_record, weakest
 from ._misconceptions import is_misconception, variant_mistakes
 from ._outcome import Opaque, Outcome
@@ -25,11 +38,22 @@ __all__ = [
     "PRACTICE_SEED_ENV",
     "Case",
     "CheckResult",
+    "Constraints",
+    "Evidence",
     "FailureKind",
+    "Growth",
+    "Large",
+    "LargeInputTiming",
+    "Measurement",
     "Opaque",
     "Outcome",
     "Question",
+    "Seen",
+    "Stop",
+    "Summary",
     "Tier",
+    "Timed",
+    "Unfinished",
     "class_key",
     "exercise",
     "exercise_ids",

@@ -22,10 +22,11 @@ from .._text import sentences, type_name
 from ..device import default_device
 from ._cases import Case
 from ._declared import Declared
+from ._evidence import Constraints, Evidence, Growth, Seen, Summary
 from ._judge import raise_for_error
 from ._outcome import call, clone
 from ._result import CheckResult
-from .steps import Constraints, Evidence, Growth, Seen, Summary, judge
+from .steps import judge
 from .verdicts import shapes
 
 # the public modules, the package, and where the public GatherCourseError and Tier live

@@ -4,6 +4,10 @@ A family's ``build`` turns one choice per knob into the variant: its inputs (fro
 case's), the way back to the public loop spec, and its task, made from one template whose
 slots are code and whose words are bank texts. No variant's vectorized answer is here:
 solutions/variant_solutions.py holds the code that shows each can be solved.
+
+Long on purpose: one idea, the table of every question's knobs, declared one after another
+like the topic modules, each family a short ``build``; split by topic it would scatter one
+table (and the instructor guide's copy of it, which a test keeps in step).
 """
 
 from __future__ import annotations

@@ -13,126 +13,16 @@ once every earlier step has passed, so a check never times an answer that is wro
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Callable
 
 from . import verdicts as v
-from ._cases import Case
 from ._declared import Declared
+from ._evidence import (
+    Evidence,
+    Large,
+)
 from ._judge import judge_case
-from ._outcome import Outcome
 from ._result import CheckResult
-
-
-@dataclass(frozen=True)
-class Seen:
-    """One case and what the answer did on it. ``hidden``: one of grading's hidden cases
-    (its values are not shown); ``checked_on``: the device a check also runs on, when this
-    case ran on the CPU of a machine that has it (grading runs on the CPU)."""
-
-    case: Case
-    outcome: Outcome
-    hidden: bool = False
-    checked_on: str = ""
-
-
-@dataclass(frozen=True)
-class Unfinished:
-    """The job ended on ``case`` before every call had a result (grading only)."""
-
-    case: Case
-    stop: v.Stop
-    status: str  # how the worker saw it end, shown as is
-    limit: float  # the call limit, seconds
-    cap_mb: int  # what a job may send back
-
-
-@dataclass(frozen=True)
-class Constraints:
-    """What a judge found about the question's op constraints; empty: every one kept.
-
-    The check sees ops run (its op counter); grading also scans the code the function
-    reaches, and refuses code that hides what it calls."""
-
-    forbidden_ran: str = ""  # a forbidden op seen running (the check's words)
-    forbidden_in_code: tuple[str, str] | None = None  # (name, where): grading's words
-    hidden_call: tuple[str, str] | None = None  # (name, where) of a call the scan cannot read
-    never_ran: str = ""  # a required op never seen running
-
-
-@dataclass(frozen=True)
-class Growth:
-    """Tensor operations counted on a small and a larger input (shapes as text)."""
-
-    small: str
-    n_small: int
-    big: str
-    n_big: int
-
-
-class Large(Enum):
-    """The answer's last result on the large input, judged once its time was within the
-    limit."""
-
-    RIGHT = "right"
-    STOPPED = "stopped"  # the job's own alarm stopped the call
-    RAISED = "raised"
-    WRONG = "wrong"
-
-
-@dataclass(frozen=True)
-class LargeInputTiming:
-    """The answer's CPU time on the large input against the course solution's (grading),
-    and its result there (``large``; ``error``: (type, message) when it raised)."""
-
-    sizes: str
-    measured: v.Measurement
-    solution: float  # the course solution's CPU seconds
-    factor: float  # the limit, as a multiple of ``solution``
-    calls: int
-    call_limit: float
-    large: Large = Large.RIGHT
-    error: tuple[str, str] = ("", "")  # (type, message) when ``large`` is "raised"
-
-
-@dataclass(frozen=True)
-class Summary:
-    """What a pass says: how many cases, their labels, where they ran, how many hidden."""
-
-    n: int
-    labels: list[str]
-    devices: str
-    hidden: int = 0
-
-
-class Evidence:
-    """What one judge can find out about an answer, step by step. Each method is asked
-    only when every earlier step has passed; the defaults say "nothing to find"."""
-
-    def reached(self) -> tuple[str, str] | None:
-        """(name, where) of the first name reaching into the course itself, or None."""
-        return None
-
-    def seen(self) -> Iterable[Seen]:
-        """Each case and its outcome, in order (calls may happen as they are asked for)."""
-        return ()
-
-    def unfinished(self) -> Unfinished | None:
-        return None
-
-    def constraints(self) -> Constraints:
-        return Constraints()
-
-    def growth(self) -> Growth | None:
-        return None
-
-    def timing(self) -> LargeInputTiming | None:
-        return None
-
-    def summary(self) -> Summary:
-        raise NotImplementedError
-
 
 Step = Callable[[Declared, Evidence], None]
 

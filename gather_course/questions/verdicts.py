@@ -11,6 +11,9 @@ Details are ``(label, value)`` pairs: labels stay English in the result and are 
 translated (``_result._LABELS``); values are worded here, in the learner's language.
 "Where wrong values came from" (a shift, the traced input elements) is :mod:`._tracing`'s.
 
+Long on purpose: one idea, the catalogue of every verdict's words, one small function each;
+a wording is changed in this one file (issue 51's first walk), so it is not split by step.
+
 >>> f = operations_grow("x: [2, 3]", 4, "x: [8, 3]", 16)
 >>> f.tier.value, f.details[1]
 ('not vectorized', ('larger input', 'x: [8, 3]: 16 operations'))
@@ -19,8 +22,6 @@ translated (``_result._LABELS``); values are worded here, in the learner's langu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import Enum
 from typing import Any
 
 import torch
@@ -31,13 +32,11 @@ from .._text import fmt_shape, sentences, type_name
 from .._tier import Tier
 from ._cases import Case
 from ._declared import Declared
+from ._evidence import Measurement, Stop, Timed
 from ._result import CheckResult, FailureKind, class_without_help
 
 __all__ = [
     "Failure",
-    "Measurement",
-    "Stop",
-    "Timed",
     "all_pass",
     "operations_grow",
     "reaches_into_course",
@@ -383,15 +382,6 @@ def reaches_into_course(name: str, where: str) -> Failure:
     )
 
 
-class Stop(Enum):
-    """Why grading's job ended before every call had a result."""
-
-    TIMEOUT = "timeout"  # past the call limit: the worker stopped it
-    TOO_LARGE = "too_large"  # what it returned was past the cap
-    KILLED = "killed"  # killed (memory) or it ended its own process
-    ENDED = "ended"  # it ended early some other way
-
-
 _STOP_KINDS = {
     Stop.TIMEOUT: N_("did not finish: stopped at the call limit"),
     Stop.TOO_LARGE: N_("did not finish: returned far too much"),
@@ -500,38 +490,6 @@ def operations_grow(small: str, n_small: int, big: str, n_big: int) -> Failure:
         ],
         kind=FailureKind(N_("not vectorized: a Python loop (operations grow)")),
     )
-
-
-class Timed(Enum):
-    """How one timing run of an answer on the large input ended."""
-
-    MEASURED = "measured"  # its calls ran to the end: their CPU seconds are known
-    OVER_CAP = "over_cap"  # stopped once its CPU time passed the cap: slow, known
-    WALL_CLOCK = "wall_clock"  # stopped by the wall clock: it waited, slept or hung
-    NEW_TASKS = "new_tasks"  # a thread or process began during the timed calls
-    FAILED = "failed"  # the job failed (an error, its process ended)
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """What one timing run measured: how it ended, the CPU seconds of the timed calls when
-    they ran to the end, and the last call's result as the job sent it (``raw``)."""
-
-    how: Timed
-    cpu: float | None = None
-    raw: Any = None
-
-    @property
-    def seconds(self) -> float | None:
-        """CPU seconds to compare with a limit: the measured ones, ``inf`` past the cap,
-        None when the run tells nothing about time."""
-        if self.how is Timed.OVER_CAP:
-            return float("inf")
-        return self.cpu if self.how is Timed.MEASURED else None
-
-    def over(self, limit: float) -> bool:
-        s = self.seconds
-        return s is not None and s > limit
 
 
 def sizes_text(sizes: dict[str, Any]) -> str:

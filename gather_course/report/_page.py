@@ -1,5 +1,9 @@
 """The class report as files beside the grades CSV: one self-contained HTML page (its
 pictures inline: it opens from a file, with no server), and the same numbers as CSV and JSON.
+
+Long on purpose (about 420 lines): one idea, the page's sections in reading order, each a
+short function over :class:`._numbers.ClassNumbers`; a new section is a function here and its
+numbers in :mod:`._numbers`.
 """
 
 from __future__ import annotations
