@@ -243,3 +243,40 @@ def test_a_job_whose_worker_dies_twice_is_not_graded_with_the_reason(tmp_path):
     assert result["problem"] == (
         "the submission stopped its grading worker, twice (ended: killed by signal SIGKILL)"
     )
+
+
+# -- the referee's own judging breaks (not the answer, not the worker) ------------------------
+
+
+def _judging_that_breaks(monkeypatch, times: int) -> list[int]:
+    """``steps.judge`` in the referee raises SystemError its first ``times`` calls (as a
+    library did once under load), then judges as usual; the calls are counted."""
+    from gather_course.grading import _referee
+
+    real, calls = _referee.steps.judge, []
+
+    def breaks(q, evidence):
+        calls.append(1)
+        if len(calls) <= times:
+            raise SystemError("error return without exception set")
+        return real(q, evidence)
+
+    monkeypatch.setattr(_referee.steps, "judge", breaks)
+    return calls
+
+
+def test_judging_that_breaks_once_is_tried_again_and_the_answer_graded(monkeypatch, tmp_path):
+    calls = _judging_that_breaks(monkeypatch, times=1)
+    result, cells = _judge_solution(Worker, tmp_path)
+    assert result["problem"] == "", result["problem"]
+    assert all(v["passed"] for v in result["verdicts"].values()), result["verdicts"]
+    assert len(calls) == len(cells) + 1  # the first question judged twice, the others once
+
+
+def test_judging_that_breaks_twice_is_not_graded_and_says_where(monkeypatch, tmp_path):
+    _judging_that_breaks(monkeypatch, times=99)
+    result, _cells = _judge_solution(Worker, tmp_path)
+    problem = result["problem"]
+    assert "could not judge what pick_per_row returned" in problem, problem
+    assert "SystemError at _referee.py:" in problem, problem  # the package's last frame
+    assert "the first try: SystemError" in problem and "grade it by hand" in problem, problem

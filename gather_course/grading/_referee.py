@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import secrets
 import threading
+import traceback
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import torch
 
@@ -203,16 +205,39 @@ class Referee(_TimingConstraint):
     # -- one question ----------------------------------------------------------------------------
     def judge(self, sub: Submission, plan: Plan) -> CheckResult:
         """The verdict on one question: the first failing case, constraint or measurement,
-        by the steps every verdict follows (:mod:`gather_course.questions.steps`)."""
+        by the steps every verdict follows (:mod:`gather_course.questions.steps`).
+
+        Judging that breaks in this process (not the answer: the referee's own comparison,
+        say a ``SystemError`` from a library under load) is tried once more, its job run
+        again, one such retry at a time; a second break is NOT GRADED, with where it broke.
+        """
         try:
             return steps.judge(plan.question, _FromJob(self, sub, plan))
         except (NotGraded, GraderBroken):
             raise
-        except Exception as exc:  # noqa: BLE001 - whatever the worker sent broke the judging
-            raise NotGraded(
-                f"the grader could not judge what {plan.question.name} returned "
-                f"({type(exc).__name__}); grade it by hand"
-            ) from None
+        except Exception as exc:  # noqa: BLE001 - whatever broke the judging: tried again
+            first = exc
+        with _RETRIES:
+            try:
+                return steps.judge(plan.question, _FromJob(self, sub, plan))
+            except (NotGraded, GraderBroken):
+                raise
+            except Exception as exc:  # noqa: BLE001 - broke twice: the instructor is told
+                raise NotGraded(
+                    f"the grader could not judge what {plan.question.name} returned "
+                    f"({_broke(exc)}; the first try: {_broke(first)}); grade it by hand"
+                ) from None
+
+
+_RETRIES = threading.Lock()  # a judging tried again: one at a time, beside the others
+
+
+def _broke(exc: BaseException) -> str:
+    """An exception, and where in the package it was raised: ``SystemError at _judge.py:91``."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    ours = [f for f in frames if "gather_course" in f.filename] or frames
+    where = f" at {Path(ours[-1].filename).name}:{ours[-1].lineno}" if ours else ""
+    return f"{type(exc).__name__}{where}"
 
 
 class _FromJob(Evidence):
