@@ -121,6 +121,7 @@ INSTRUCTOR_MODULES = {
     "grading/_tasks.py",  # gather-course tasks: the words around a student's tasks
     "grading/_regrade.py",  # graded again: what changed, for the instructor
     "cli/_instructor.py",
+    "cli/_class.py",
     "course/_execute.py",
     "course/_messages.py",
     "course/_twins.py",

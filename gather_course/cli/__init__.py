@@ -26,11 +26,14 @@ For learners:
                                          ~/gather-course-work) and open it in JupyterLab
   gather-course check NOTEBOOK.ipynb     report each question of a notebook; exit 1 if any fails
   gather-course progress [DIR]           which questions of which assignment pass
+  gather-course practice [QUESTION]      a fresh variant of a question to practise on
+                                         (default: the one you are weakest on)
 
 For instructors and maintainers:
   gather-course release                  regenerate exercises/ from solutions/ (nbgrader)
   gather-course release --class-seed S --to DIR   a class's course, with its question variants
   gather-course grade ASSIGNMENT         grade submitted/*/ASSIGNMENT in a sandbox, write a CSV of scores
+  gather-course report ASSIGNMENT        the class report: where the class is stuck (HTML)
   gather-course similar ASSIGNMENT       copy report: alike answers, published solutions
   gather-course execute NOTEBOOK...      re-run lecture/solution notebooks on CPU, store outputs
   gather-course twins [--accept]         keep zh/ (the Chinese edition) in step with the English
