@@ -11,6 +11,7 @@ import os
 import time
 from collections import defaultdict
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -57,16 +58,9 @@ def pytest_runtest_setup(item: pytest.Item):
     if path is None or path.suffix != ".ipynb":
         yield
         return
-    before = os.environ.get(PRACTICE_SEED_ENV)
-    os.environ[PRACTICE_SEED_ENV] = RUN_ENV[PRACTICE_SEED_ENV]
-    try:
-        with kernels_run(path.resolve()):
-            yield
-    finally:
-        if before is None:
-            os.environ.pop(PRACTICE_SEED_ENV, None)
-        else:
-            os.environ[PRACTICE_SEED_ENV] = before
+    seed = {PRACTICE_SEED_ENV: RUN_ENV[PRACTICE_SEED_ENV]}
+    with mock.patch.dict(os.environ, seed), kernels_run(path.resolve()):
+        yield
 
 
 # The torch the notebooks' outputs were stored with (CI's pin). A cell tagged
