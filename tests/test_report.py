@@ -572,3 +572,23 @@ def test_the_figures_keep_every_text_inside_and_apart(tmp_path, lang):
                 assert apart, (t1, t2)
             legend = [t for t in texts if t.get_text() in {_(x.value) for x in Tier}]
             assert len(legend) in (0, 6), [t.get_text() for t in legend]
+
+
+@pytest.mark.parametrize("size", [5, 7, 9])  # 10, 14, 18 students
+def test_the_pictures_count_students_in_whole_numbers(tmp_path, size):
+    """A count of students is never 2.5: both pictures' count axes have whole-number ticks
+    (a class of 14 drew 0.0, 2.5, 5.0 ... 12.5 on the verdicts' bars)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from gather_course.report import _figures
+
+    students = _class(None, per_variant=size, variants=("keep=lowest", "layout=NBD"))
+    numbers = _numbers(_log(tmp_path / "g.verdicts.jsonl", students))
+    for fig, axis in (
+        (_figures.score_histogram(numbers), "y"),
+        (_figures.tier_bars(numbers), "x"),
+    ):
+        FigureCanvasAgg(fig).draw()
+        ax = fig.axes[0]
+        ticks = ax.get_xticks() if axis == "x" else ax.get_yticks()
+        assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), (axis, ticks)

@@ -103,6 +103,7 @@ def tier_bars(numbers: ClassNumbers, ax: Any = None) -> Any:
             ax.barh(labels, widths, left=left, color=_TIER_COLOURS[tier], label=_(tier.value))
             left = [a + b for a, b in zip(left, widths)]
         ax.set_xlabel(_(_STUDENTS))
+        ax.xaxis.get_major_locator().set_params(integer=True)  # whole students, never 2.5
         ax.set_title(_(_VERDICTS), loc="left")
         ax.spines[["top", "right"]].set_visible(False)
         where = {"loc": "outside lower left"} if own else {"loc": "best"}
