@@ -67,6 +67,8 @@ class Bulk:
     def __init__(self, app: Any, gb: Any, assignment: str) -> None:
         from nbgrader.api import Assignment, Student, SubmittedAssignment
 
+        from .nbgrader_plugins import RefereeVerdicts
+
         self.app, self.gb, self.assignment = app, gb, assignment
         self.coursedir = app.coursedir
         found = gb.find_assignment(assignment)
@@ -90,13 +92,17 @@ class Bulk:
         if self.enabled:
             self.exporter = app.exporter = app.exporter_class(parent=app, config=app.config)
             self.sanitize, self.autograde = _passes(app)
+            self.verdicts = [s for s in self.autograde if isinstance(s, RefereeVerdicts)]
             late = [s for s in self.autograde if _gradebook_step(s) == "AssignLatePenalties"]
             self.late = late[0] if late else None
 
-    def prepare(self, result: dict[str, Any], when: datetime.datetime | None) -> Prepared | None:
+    def prepare(
+        self, result: dict[str, Any], when: datetime.datetime | None, verdicts: dict
+    ) -> Prepared | None:
         """``result``'s student's ``autograded/`` files, and their rows to write; None (and
         nothing written) where nbgrader's own autograde must record them. ``when``: the
-        submission's time (nbgrader's, naive UTC)."""
+        submission's time (nbgrader's, naive UTC); ``verdicts``: what ``RefereeVerdicts``
+        reads (its file's content)."""
         student = result["student"]
         if not self.enabled or result["problem"] or student in self.submitted:
             return None
@@ -113,6 +119,8 @@ class Bulk:
             self.coursedir.autograded_directory, student, self.assignment
         )
         prepared = Prepared(result, when, {}, {}, [])
+        for step in self.verdicts:  # RefereeVerdicts: the verdicts handed over in memory
+            step.given = verdicts
         try:
             self._files(student, source, dest)
             for path, name in zip(found, names, strict=True):
@@ -138,12 +146,14 @@ class Bulk:
         copy_source_files(self.app, self.assignment, student)
 
     def _notebook(self, path: str, name: str, dest: str, prepared: Prepared) -> None:
-        """One notebook through both passes; its grades and comments kept, its file written."""
+        """One notebook through both passes (the sanitized one read back as nbgrader reads
+        the file it wrote); its grades and comments kept, its file written."""
         with open(path, encoding="utf-8") as f:
             text = f.read()
         out = os.path.join(dest, f"{name}{self.exporter.file_extension}")
-        text, _nb, _res = self._convert(text, self._resources(path, name, prepared), False)
-        text, nb, resources = self._convert(text, self._resources(out, name, prepared), True)
+        nb, _res = self._convert(text, self._resources(path, name, prepared), False)
+        text = _writes(nb, indent=None)
+        nb, resources = self._convert(text, self._resources(out, name, prepared), True)
         prepared.scores[name], prepared.comments[name] = _autogrades(nb, self.app.log)
         cells = self.notebooks[name]
         if not (
@@ -152,6 +162,7 @@ class Bulk:
         ):  # a cell the gradebook does not know: nbgrader's SaveAutoGrades fails
             raise LookupError(f"{name}: a graded cell the gradebook does not know")
         prepared.graded.append((nb, resources))
+        text = _writes(nb, indent=1)
         _makedir(dest)
         with open(out, "w", encoding="utf-8") as f:
             f.write(text)
@@ -182,9 +193,9 @@ class Bulk:
             },
         }
 
-    def _convert(self, text: str, resources: dict, grading: bool) -> tuple[str, Any, Any]:
-        """nbconvert's ``NotebookExporter.from_notebook_node`` with one pass's
-        preprocessors (the gradebook's steps left to :meth:`write`)."""
+    def _convert(self, text: str, resources: dict, grading: bool) -> tuple[Any, Any]:
+        """nbconvert's ``Exporter.from_file`` with one pass's preprocessors (the gradebook's
+        steps left to :meth:`write`): the notebook and resources, validated."""
         import nbformat
         from nbformat import validator
 
@@ -203,8 +214,9 @@ class Bulk:
                 exporter._validate_preprocessor(nb, step)
         if exporter.optimistic_validation:
             exporter._validate_preprocessor(nb, steps[-1])
-        out = nbformat.writes(nb, version=exporter.nbformat_version)
-        return (out if out.endswith("\n") else out + "\n"), nb, resources
+        if nb.nbformat != exporter.nbformat_version:  # (nbformat would convert it)
+            raise ValueError(f"a notebook of nbformat {nb.nbformat}")
+        return nb, resources
 
     def write(self, batch: list[Prepared]) -> None:
         """The batch's rows: its new students, their submissions, notebooks, grades and
@@ -279,6 +291,27 @@ class Bulk:
                         "manual_comment": None,
                     }
                 )
+
+
+def _writes(nb: Any, indent: int | None) -> str:
+    """``nbformat.writes(nb)`` as nbconvert's ``NotebookExporter`` calls it, for a version 4
+    notebook the exporter has just validated (the validation ``writes`` repeats), without
+    its copy: ``nb`` is given up (its lines split, its transient fields dropped). ``indent``
+    None: the same JSON without line breaks, for a text read back at once."""
+    import json
+
+    from nbformat.v4.nbjson import BytesEncoder
+    from nbformat.v4.rwbase import split_lines, strip_transient
+
+    text = json.dumps(
+        strip_transient(split_lines(nb)),
+        cls=BytesEncoder,
+        indent=indent,
+        sort_keys=True,
+        separators=(",", ": "),
+        ensure_ascii=False,
+    )
+    return text if text.endswith("\n") else text + "\n"
 
 
 def _gradebook_step(step: Any) -> str | None:

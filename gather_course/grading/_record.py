@@ -198,9 +198,9 @@ class Recorder:
     def _add(self, result: dict, path: Path, bulk: Any, batch: _Batch) -> None:
         """One student: their rows in the batch's bulk INSERT where they are new to the
         gradebook, else by nbgrader's autograde."""
-        _write_verdicts(path, result)
-        when = _utc(self.times.get(result["student"]))
-        prepared = bulk.prepare(result, when)
+        student = result["student"]
+        verdicts = {student: _verdicts(result, result["problem"])}
+        prepared = bulk.prepare(result, _utc(self.times.get(student)), verdicts)
         if prepared is None:
             batch.record(result)
             batch.written(result)
