@@ -344,26 +344,30 @@ def _record(root: Path, students: list[str], batch: int, bulk: bool = True) -> t
 
 def test_a_student_graded_again_is_updated_as_nbgrader_updates(tmp_path):
     """A second run: ada and bo graded before (ada with a manual grade given meanwhile) are
-    updated by nbgrader's autograde, cy is new and written in bulk; the rows are the same
-    as with nbgrader's autograde for every student."""
+    updated by nbgrader's autograde; cy is new, and dee a student the gradebook knows
+    (with a name) without a submission: both written in bulk. The rows are the same as with
+    nbgrader's autograde for every student."""
     written, in_bulk = {}, {}
+    students = ["ada", "bo", "cy", "dee"]
     for bulk in (True, False):
         root = _class(tmp_path / f"bulk-{bulk}")
         _record(root, ["ada", "bo"], 64, bulk)
         with nbgrader_api(root) as api, api.gradebook as gb:
             grade = gb.find_submission_notebook("basics", "basics", "ada").grades[0]
             grade.manual_score = 0.5
+            gb.update_or_create_student("dee", first_name="Dee")
             gb.db.commit()
         results, _problems = _results()
         recorder = Recorder(root, "basics", bulk=bulk)
         try:
-            for student in ("ada", "bo", "cy"):
+            for student in students:
                 recorder.add({**results[student], "problem": ""})
-            recorder.finish(["ada", "bo", "cy"])
+            recorder.finish(students)
         finally:
             recorder.close()
         written[bulk], in_bulk[bulk] = _written(root), recorder.in_bulk
-    assert in_bulk == {True: {"cy"}, False: set()}
+    assert in_bulk == {True: {"cy", "dee"}, False: set()}
+    assert written[True]["rows"]["dee"]["all"][0]["first_name"] == "Dee"
     assert written[True]["rows"] == written[False]["rows"]
     assert written[True]["files"] == written[False]["files"]
     ada = written[True]["rows"]["ada"]["notebooks"]["basics"]["grades"]

@@ -65,13 +65,17 @@ class Bulk:
     time."""
 
     def __init__(self, app: Any, gb: Any, assignment: str) -> None:
-        from nbgrader.api import Assignment, Student, SubmittedAssignment
+        from nbgrader.api import Assignment, MissingEntry, Student, SubmittedAssignment
 
         from .nbgrader_plugins import RefereeVerdicts
 
         self.app, self.gb, self.assignment = app, gb, assignment
         self.coursedir = app.coursedir
-        found = gb.find_assignment(assignment)
+        try:
+            found = gb.find_assignment(assignment)
+        except MissingEntry:  # nbgrader's autograde says so, student by student
+            self.enabled = False
+            return
         self.assignment_id, self.duedate = found.id, found.duedate
         self.notebooks = {
             nb.name: _Notebook(
@@ -130,6 +134,7 @@ class Bulk:
             if os.path.exists(dest):
                 shutil.rmtree(dest)
             return None
+        self.submitted.add(student)  # (one result a student: another would be an update)
         return prepared
 
     def _files(self, student: str, source: str, dest: str) -> None:
@@ -240,7 +245,6 @@ class Bulk:
                 for nb, resources in prepared.graded:
                     self.late(nb, resources)
         self.students.update(p.student for p in batch)
-        self.submitted.update(p.student for p in batch)
 
     def _rows(self, prepared: Prepared, rows: dict[Any, list[dict[str, Any]]]) -> None:
         """``add_submission``'s rows for one student, with ``SaveAutoGrades``' values."""
