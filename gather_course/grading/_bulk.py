@@ -21,6 +21,9 @@ not graded, one who was graded before (their rows are updated, manual grades kep
 notebook missing or unknown, a notebook nbgrader refuses, a course whose config asks for
 what is not mirrored here (hooks, shared groups, excluded students). ``tests/test_record.py``
 compares every row and every ``autograded/`` file with stock ``nbgrader autograde``'s.
+
+Like nbgrader's autograde here, it reads a submission as data (its notebooks as JSON, its
+other files copied, what nbgrader reads and no more) and runs none of it.
 """
 
 from __future__ import annotations

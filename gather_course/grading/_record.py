@@ -1,4 +1,4 @@
-"""The class's verdicts written into nbgrader's gradebook, through nbgrader's own autograde.
+"""The class's verdicts written into nbgrader's gradebook, as nbgrader's own autograde writes them.
 
 nbgrader's ``autograde`` runs for each student with the referee's verdicts in place of
 running the notebook (:class:`.nbgrader_plugins.RefereeVerdicts`): the gradebook, the
@@ -13,10 +13,13 @@ of CPU per student, more than the rest of grading in the instructor's process
 (:func:`.nbgrader_plugins.one_gradebook`), the metadata is checked once per kind of
 notebook, the notebook validated once per pass, the released cells read once a run, many
 students in one transaction (:class:`_Batch`: nbgrader commits about nine times a student),
-and all of it on a thread of its own while the judging goes on (:class:`Recorder`).
-``tests/test_record.py`` compares what
-is written with stock ``nbgrader autograde``'s, row by row and notebook by notebook, and
-guards the nbgrader steps mirrored here against a change of nbgrader.
+and all of it on a thread of its own while the judging goes on (:class:`Recorder`). A
+student whose submission is new to the gradebook (a class graded the first time) does not
+go through nbgrader's autograde at all: its steps are set up once a run and the batch's rows
+written in one INSERT a table (:mod:`._bulk`); any other student does.
+``tests/test_record.py`` compares what is written with stock ``nbgrader autograde``'s,
+every column of every row and every file byte for byte, and guards the nbgrader steps
+mirrored here against a change of nbgrader.
 """
 
 from __future__ import annotations
