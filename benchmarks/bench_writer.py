@@ -1,18 +1,23 @@
 """How fast the gradebook's one writer records a class, fed as fast as it takes verdicts.
 
     python benchmarks/bench_writer.py [--students 200] [--repeats 2] [--batch 1 64]
-        [--db-url URL]
+        [--per-student] [--db-url URL] [--before TREE]
 
 Builds a class of ``--students`` submissions of ``basics`` (the released notebook, a late
 one among them), registers the assignment, then hands :class:`.grading._record.Recorder`
 every student's verdicts at once (a fake but valid result: every test cell judged, a note
 on some) and times until :meth:`~.grading._record.Recorder.finish` returns with every score
 read back. Each ``--batch`` size (students per gradebook transaction; 1 is a commit per
-nbgrader step, as stock) is run ``--repeats`` times, alternately, in this one process, on
-fresh copies of the class: the ratios are side by side. Prints one Markdown table:
+nbgrader step, as stock) is run ``--repeats`` times, alternately, each in a fresh process,
+on fresh copies of the class: the ratios are side by side. New submissions are written in
+bulk (``grading/_bulk.py``); ``--per-student`` adds the same 64-student batches written by
+nbgrader's autograde once a student (the recorder's ``bulk=False``), and ``--before`` an
+earlier revision's source tree (``git archive REV gather_course``). Prints one Markdown table:
 students a second (wall), CPU seconds per student (this process: the writer's thread does
 all the work), and the SQLite file's size. ``--db-url`` writes a database server's gradebook
-instead (a PostgreSQL URL: each run gets its own course id). docs/benchmarks.md records runs.
+instead (a PostgreSQL URL: each run gets a new database of its own on that server, as
+nbgrader's assignment and student rows are shared by every course of a database: in one
+database, every run after the first would grade the same students again). docs/benchmarks.md records runs.
 """
 
 from __future__ import annotations
@@ -86,7 +91,7 @@ def _results(students: int) -> list[dict]:
     ]
 
 
-def _run(root: Path, results: list[dict], batch: int) -> tuple[float, float]:
+def _run(root: Path, results: list[dict], batch: int, bulk: bool) -> tuple[float, float]:
     """Wall and CPU seconds of one Recorder run over ``results``; every score checked."""
     from gather_course.grading import _record
     from gather_course.grading._receipts import submission_times
@@ -94,7 +99,10 @@ def _run(root: Path, results: list[dict], batch: int) -> tuple[float, float]:
     students = [r["student"] for r in results]
     times = submission_times(root, "basics", students, [])
     wall, cpu = time.perf_counter(), time.process_time()
-    recorder = _record.Recorder(root, "basics", times, **({"batch": batch} if batch else {}))
+    options = {"batch": batch} if batch else {}
+    if not bulk:  # (a tree from before the bulk writer has no such option)
+        options["bulk"] = False
+    recorder = _record.Recorder(root, "basics", times, **options)
     try:
         for result in results:
             recorder.add(result)
@@ -104,10 +112,13 @@ def _run(root: Path, results: list[dict], batch: int) -> tuple[float, float]:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     if problems or sorted(found) != students or not all(s.max_score > 0 for s in found.values()):
         raise SystemExit(f"batch {batch}: not every student recorded: {problems}")
+    in_bulk = len(getattr(recorder, "in_bulk", ()))
+    if bulk and hasattr(recorder, "in_bulk") and in_bulk != len(students):
+        raise SystemExit(f"batch {batch}: {in_bulk} of {len(students)} students written in bulk")
     return wall, cpu
 
 
-def _child(tree: str, batch: int, root: str, students: int) -> None:
+def _child(tree: str, batch: int, bulk: bool, root: str, students: int) -> None:
     """One run in a fresh process, with ``tree``'s package (this one, or ``--before``'s)."""
     sys.path.insert(0, tree)
     for name in [m for m in sys.modules if m.startswith("gather_course")]:
@@ -115,14 +126,16 @@ def _child(tree: str, batch: int, root: str, students: int) -> None:
     for module in ("nbgrader.converters", "nbgrader.preprocessors"):  # (as grading does,
         importlib.import_module(module)  # while the workers warm up: not timed)
 
-    wall, cpu = _run(Path(root), _results(students), batch)
+    wall, cpu = _run(Path(root), _results(students), batch, bulk)
     sys.stdout.write(json.dumps([wall, cpu]) + "\n")
 
 
-def _configs(args: argparse.Namespace) -> list[tuple[str, str, int]]:
-    """(label, package tree, batch) of every configuration timed."""
-    configs = [("before", args.before, 0)] if args.before else []
-    return configs + [(f"batch {b}", str(ROOT), b) for b in args.batch]
+def _configs(args: argparse.Namespace) -> list[tuple[str, str, int, bool]]:
+    """(label, package tree, batch, bulk) of every configuration timed."""
+    configs = [("before", args.before, 0, True)] if args.before else []
+    if args.per_student:
+        configs.append(("autograde per student, batch 64", str(ROOT), 64, False))
+    return configs + [(f"bulk, batch {b}", str(ROOT), b, True) for b in args.batch]
 
 
 def main() -> None:
@@ -132,20 +145,21 @@ def main() -> None:
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 64])
     parser.add_argument("--db-url", default=None)
     parser.add_argument("--before", default=None, help="an earlier revision's source tree")
-    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--per-student", action="store_true", help="nbgrader's autograde too")
+    parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return _child(args.child[0], int(args.child[1]), args.child[2], args.students)
+        tree, batch, bulk, root = args.child
+        return _child(tree, int(batch), bulk == "1", root, args.students)
     runs: dict[str, list[tuple[float, float]]] = {c[0]: [] for c in _configs(args)}
     with tempfile.TemporaryDirectory(prefix="bench-writer-") as tmp:
         for r in range(args.repeats):
-            for label, tree, batch in _configs(args):
-                root = _class(
-                    Path(tmp, f"c{r}-{batch}"), args.students, args.db_url, f"w{r}{batch}"
-                )
+            for n, (label, tree, batch, bulk) in enumerate(_configs(args)):
+                url = _database(args.db_url, f"bench_writer_{r}_{n}") if args.db_url else None
+                root = _class(Path(tmp, f"c{r}-{n}"), args.students, url, f"w{r}-{n}")
                 child = [sys.executable, __file__, "--students", str(args.students)]
                 done = subprocess.run(
-                    [*child, "--child", tree, str(batch), str(root)],
+                    [*child, "--child", tree, str(batch), str(int(bulk)), str(root)],
                     capture_output=True,
                     text=True,
                     check=True,
@@ -153,6 +167,20 @@ def main() -> None:
                 runs[label].append(tuple(json.loads(done.stdout.splitlines()[-1])))
                 shutil.rmtree(root)
     _table(args, runs)
+
+
+def _database(url: str, name: str) -> str:
+    """A new, empty database ``name`` on ``url``'s server (dropped first if there): its URL."""
+    from sqlalchemy import create_engine, make_url, text
+
+    engine = create_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        with engine.connect() as db:
+            db.execute(text(f'DROP DATABASE IF EXISTS "{name}"'))
+            db.execute(text(f'CREATE DATABASE "{name}"'))
+    finally:
+        engine.dispose()
+    return make_url(url).set(database=name).render_as_string(hide_password=False)
 
 
 def _table(args: argparse.Namespace, runs: dict[str, list[tuple[float, float]]]) -> None:

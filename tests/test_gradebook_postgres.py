@@ -129,18 +129,22 @@ def test_a_database_server_without_a_course_id_is_refused_with_the_fix(postgres,
 
 
 def test_a_batch_of_students_writes_the_rows_of_nbgraders_commits(postgres, tmp_path):
-    """The Recorder's batches (one transaction for many students) on PostgreSQL: the same
-    rows as nbgrader's own commit per step, in two courses of one server."""
+    """The Recorder's batches (one transaction for many students, new submissions in one
+    INSERT a table) on PostgreSQL: the same rows, every column, as nbgrader's autograde
+    with its own commit per step, in three courses of one server; and a second run (ada
+    graded again, by nbgrader's autograde) the same both ways."""
     from tests.test_record import _class, _record, _written
 
     students = ["ada", "bo", "cy", "dee"]
     rows = {}
-    for batch in (1, 64):
+    for batch, bulk in ((1, False), (1, True), (64, True)):
         config = f"c.CourseDirectory.db_url = {postgres!r}\n"
-        config += f"c.CourseDirectory.course_id = 'batch-{batch}'\n"
-        root = _class(tmp_path / f"b{batch}", config)
-        found, problems = _record(root, students, batch)
+        config += f"c.CourseDirectory.course_id = 'batch-{batch}-{bulk}'\n"
+        root = _class(tmp_path / f"b{batch}-{bulk}", config)
+        found, problems = _record(root, students, batch, bulk)
         assert not problems and sorted(found) == students
-        rows[batch] = _written(root, students)["rows"]
-    assert rows[64] == rows[1]
-    assert all(row["score"] > 0 for row in rows[64].values())
+        again, problems = _record(root, ["ada"], batch, bulk)
+        assert not problems and again["ada"] == found["ada"]
+        rows[batch, bulk] = _written(root, students)["rows"]
+    assert rows[64, True] == rows[1, False] and rows[1, True] == rows[1, False]
+    assert all(row["score"] > 0 for row in rows[64, True].values())

@@ -140,8 +140,20 @@ def _stock(root: Path, results: dict, problems: dict) -> dict:
     return problems
 
 
+def _columns(row: Any) -> dict[str, Any]:
+    """Every column of a gradebook row (nbgrader's computed ones too), but its ids (random)."""
+    from sqlalchemy import inspect
+
+    return {
+        c.key: getattr(row, c.key)
+        for c in inspect(type(row)).column_attrs
+        if c.key != "id" and not c.key.endswith("_id")
+    }
+
+
 def _written(root: Path, students: list[str] = STUDENTS) -> dict:
-    """Every gradebook row autograde writes, and every file of autograded/ (with its mode)."""
+    """Every gradebook row autograde writes, and every file of autograded/ (with its mode):
+    the rows' columns named below, and every column of each row (``all``)."""
     rows = {}
     with nbgrader_api(root) as api, api.gradebook as gb:
         for student in students:
@@ -166,6 +178,19 @@ def _written(root: Path, students: list[str] = STUDENTS) -> dict:
                     }
                     for nb in sub.notebooks
                 },
+                "all": [
+                    _columns(gb.find_student(student)),
+                    _columns(sub),
+                    sorted(
+                        (
+                            nb.name,
+                            _columns(nb),
+                            sorted((g.name, sorted(_columns(g).items())) for g in nb.grades),
+                            sorted((c.name, sorted(_columns(c).items())) for c in nb.comments),
+                        )
+                        for nb in sub.notebooks
+                    ),
+                ],
             }
         students = sorted(s.id for s in gb.students)
     files = {}
@@ -191,11 +216,11 @@ def both(tmp_path_factory):
         ours_problems.update(recorder.finish(STUDENTS)[1])
     finally:
         recorder.close()
-    return _written(stock_root), stock_problems, _written(ours_root), ours_problems
+    return _written(stock_root), stock_problems, _written(ours_root), ours_problems, recorder
 
 
 def test_the_gradebook_rows_are_stock_nbgraders(both):
-    stock, _, ours, _ = both
+    stock, _, ours, _, _ = both
     assert ours["students"] == stock["students"]
     for student in STUDENTS:
         assert ours["rows"][student] == stock["rows"][student], student
@@ -203,6 +228,13 @@ def test_the_gradebook_rows_are_stock_nbgraders(both):
     assert late["seconds_late"] > 0 and late["notebooks"]["basics"]["late_penalty"] > 0
     scores = {s: stock["rows"][s]["score"] for s in STUDENTS if stock["rows"][s]}
     assert scores["ada"] > scores["cy"] > 0 and scores["dee"] == 0  # and so on
+
+
+def test_new_submissions_are_written_in_bulk_and_the_others_by_nbgrader(both):
+    """The comparisons above cover both ways: ada, bo and cy in bulk; dee and eve were not
+    graded, fay's notebook is refused (nbgrader's autograde says why)."""
+    *_, recorder = both
+    assert recorder.in_bulk == {"ada", "bo", "cy"}
 
 
 def test_the_gradebook_takes_the_time_the_exchange_received_not_the_claim(tmp_path):
@@ -247,7 +279,7 @@ def test_the_gradebook_takes_the_time_the_exchange_received_not_the_claim(tmp_pa
 
 
 def test_the_autograded_files_are_stock_nbgraders(both):
-    stock, _, ours, _ = both
+    stock, _, ours, _, _ = both
     assert sorted(ours["files"]) == sorted(stock["files"])
     assert "autograded/cy/basics/data.txt" in ours["files"]
     for name, (data, mode) in stock["files"].items():
@@ -255,7 +287,7 @@ def test_the_autograded_files_are_stock_nbgraders(both):
 
 
 def test_the_same_students_are_left_for_manual_grading(both):
-    _, stock_problems, _, ours_problems = both
+    _, stock_problems, _, ours_problems, _ = both
     assert ours_problems == stock_problems
     assert "fay" in ours_problems  # nbgrader refuses its metadata
 
@@ -303,16 +335,49 @@ def test_a_run_stopped_while_another_holds_the_gradebook_does_not_wait_for_it(tm
         assert gb.find_submission("basics", "ada").score > 0
 
 
-def _record(root: Path, students: list[str], batch: int) -> tuple[dict, dict]:
-    """``students`` recorded by one Recorder (``batch`` students per transaction)."""
+def _record(root: Path, students: list[str], batch: int, bulk: bool = True) -> tuple[dict, dict]:
+    """``students`` recorded by one Recorder (``batch`` students per transaction; ``bulk``:
+    new submissions written in bulk, else each by nbgrader's autograde)."""
     results, _problems = _results()
-    recorder = Recorder(root, "basics", batch=batch)
+    recorder = Recorder(root, "basics", batch=batch, bulk=bulk)
     try:
         for student in students:
             recorder.add({**results[student], "problem": ""})
         return recorder.finish(students)
     finally:
         recorder.close()
+
+
+def test_a_student_graded_again_is_updated_as_nbgrader_updates(tmp_path):
+    """A second run: ada and bo graded before (ada with a manual grade given meanwhile) are
+    updated by nbgrader's autograde; cy is new, and dee a student the gradebook knows
+    (with a name) without a submission: both written in bulk. The rows are the same as with
+    nbgrader's autograde for every student."""
+    written, in_bulk = {}, {}
+    students = ["ada", "bo", "cy", "dee"]
+    for bulk in (True, False):
+        root = _class(tmp_path / f"bulk-{bulk}")
+        _record(root, ["ada", "bo"], 64, bulk)
+        with nbgrader_api(root) as api, api.gradebook as gb:
+            grade = gb.find_submission_notebook("basics", "basics", "ada").grades[0]
+            grade.manual_score = 0.5
+            gb.update_or_create_student("dee", first_name="Dee")
+            gb.db.commit()
+        results, _problems = _results()
+        recorder = Recorder(root, "basics", bulk=bulk)
+        try:
+            for student in students:
+                recorder.add({**results[student], "problem": ""})
+            recorder.finish(students)
+        finally:
+            recorder.close()
+        written[bulk], in_bulk[bulk] = _written(root), recorder.in_bulk
+    assert in_bulk == {True: {"cy", "dee"}, False: set()}
+    assert written[True]["rows"]["dee"]["all"][0]["first_name"] == "Dee"
+    assert written[True]["rows"] == written[False]["rows"]
+    assert written[True]["files"] == written[False]["files"]
+    ada = written[True]["rows"]["ada"]["notebooks"]["basics"]["grades"]
+    assert any(g[2] == 0.5 and g[3] for g in ada)  # kept, and to be reviewed
 
 
 @pytest.fixture
@@ -336,7 +401,7 @@ def test_a_batch_of_students_is_one_transaction(tmp_path, commits):
     many = _class(tmp_path / "many")
     students = ["ada", "bo", "cy", "dee"]
     commits.clear()
-    _record(one, students, batch=1)
+    _record(one, students, batch=1, bulk=False)
     stock = len(commits)  # nbgrader's own: a commit per step, about nine a student
     commits.clear()
     found, problems = _record(many, students, batch=64)
@@ -355,7 +420,7 @@ def test_a_writer_that_dies_mid_batch_loses_rows_that_the_next_run_writes(tmp_pa
     root = _class(tmp_path / "course")
 
     def crash(self: Any) -> None:
-        if self.pending:
+        if self.waiting:
             raise OSError("the machine went down")
 
     monkeypatch.setattr(record_module._Batch, "commit", crash)
@@ -383,11 +448,36 @@ def test_a_rollback_of_nbgraders_mid_batch_writes_the_batch_again(tmp_path, monk
         return student(self, name, **kwargs)
 
     monkeypatch.setattr(Gradebook, "update_or_create_student", once)
-    found, problems = _record(root, ["ada", "bo", "cy", "dee"], batch=64)
+    found, problems = _record(root, ["ada", "bo", "cy", "dee"], batch=64, bulk=False)
     assert rolled and not problems
     assert sorted(found) == ["ada", "bo", "cy", "dee"]
     rows = _written(root)["rows"]
     assert all(rows[s] is not None and rows[s]["score"] > 0 for s in ("ada", "bo", "cy", "dee"))
+
+
+def test_a_bulk_insert_that_fails_writes_the_batch_by_nbgrader(tmp_path, monkeypatch):
+    """The batch's INSERT refused (the gradebook changed under the writer): the batch is
+    rolled back and its students written again by nbgrader's autograde, the same rows."""
+    from sqlalchemy.exc import IntegrityError
+
+    from gather_course.grading._bulk import Bulk
+
+    write, refused = Bulk.write, []
+
+    def refuse(self: Any, batch: list) -> None:
+        write(self, batch)  # the rows sent, then refused
+        if not refused:
+            refused.append([p.student for p in batch])
+            raise IntegrityError("INSERT", {}, Exception("UNIQUE constraint failed"))
+
+    students = ["ada", "bo", "cy"]
+    stock = _class(tmp_path / "stock")
+    _record(stock, students, 64, bulk=False)
+    root = _class(tmp_path / "course")
+    monkeypatch.setattr(Bulk, "write", refuse)
+    found, problems = _record(root, students, batch=64)
+    assert refused == [students] and not problems and sorted(found) == students
+    assert _written(root, students)["rows"] == _written(stock, students)["rows"]
 
 
 def _committed(root: Path, student: str) -> bool:

@@ -1,4 +1,4 @@
-"""The class's verdicts written into nbgrader's gradebook, through nbgrader's own autograde.
+"""The class's verdicts written into nbgrader's gradebook, as nbgrader's own autograde writes them.
 
 nbgrader's ``autograde`` runs for each student with the referee's verdicts in place of
 running the notebook (:class:`.nbgrader_plugins.RefereeVerdicts`): the gradebook, the
@@ -13,10 +13,13 @@ of CPU per student, more than the rest of grading in the instructor's process
 (:func:`.nbgrader_plugins.one_gradebook`), the metadata is checked once per kind of
 notebook, the notebook validated once per pass, the released cells read once a run, many
 students in one transaction (:class:`_Batch`: nbgrader commits about nine times a student),
-and all of it on a thread of its own while the judging goes on (:class:`Recorder`).
-``tests/test_record.py`` compares what
-is written with stock ``nbgrader autograde``'s, row by row and notebook by notebook, and
-guards the nbgrader steps mirrored here against a change of nbgrader.
+and all of it on a thread of its own while the judging goes on (:class:`Recorder`). A
+student whose submission is new to the gradebook (a class graded the first time) does not
+go through nbgrader's autograde at all: its steps are set up once a run and the batch's rows
+written in one INSERT a table (:mod:`._bulk`); any other student does.
+``tests/test_record.py`` compares what is written with stock ``nbgrader autograde``'s,
+every column of every row and every file byte for byte, and guards the nbgrader steps
+mirrored here against a change of nbgrader.
 """
 
 from __future__ import annotations
@@ -25,7 +28,6 @@ import datetime
 import json
 import os
 import queue
-import shutil
 import tempfile
 import threading
 import time
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..course import nbgrader_api, nbgrader_errors
+from ._bulk import copy_source_files
 from ._gradebook import Scores, check_database, gradebook_lock, register, scores, warnings_to_log
 from ._receipts import SubmissionTime
 
@@ -111,10 +114,13 @@ class Recorder:
         assignment: str,
         times: dict[str, SubmissionTime] | None = None,
         batch: int = BATCH,
+        bulk: bool = True,
     ) -> None:
         self.root, self.assignment = root, assignment
         self.batch = batch  # students per gradebook transaction (1: nbgrader's own commits)
         self.times = times or {}  # each submission's time (:mod:`._receipts`)
+        self.bulk = bulk  # new submissions' rows in bulk (False: nbgrader's autograde each)
+        self.in_bulk: set[str] = set()  # the students whose rows were written in bulk
         self.problems: dict[str, str] = {}  # the students nbgrader could not record
         self.scores: dict[str, Scores] = {}
         self._queue: queue.Queue = queue.Queue()
@@ -166,29 +172,44 @@ class Recorder:
             self._error = exc
 
     def _record_all(self, path: Path) -> None:
+        from ._bulk import Bulk
         from .nbgrader_plugins import one_gradebook
 
         with (
             nbgrader_api(self.root, **_preprocessors(path)) as api,
             one_gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb,
-            _Batch(gb, self.batch) as batch,
         ):
             autograde = _autograde_class()
+            bulk = Bulk(autograde(coursedir=api.coursedir, parent=api), gb, self.assignment)
+            bulk.enabled = bulk.enabled and self.bulk
 
             def record(result: dict) -> None:
                 self._record(api, gb, autograde, path, result, batch)
 
-            while (item := batch.next(self._queue)) is not None:
-                if item is _COMMIT:  # the writer caught up: what it holds is written
-                    batch.commit()
-                elif isinstance(item, list):  # the end: the class's students
-                    batch.commit()
-                    self.scores = scores(gb, self.assignment, item)
-                    return
-                else:
-                    record(item)
-                    batch.written(item, record)
-            batch.commit()  # stopped early: what was recorded stays
+            with _Batch(gb, self.batch, bulk, record) as batch:
+                while (item := batch.next(self._queue)) is not None:
+                    if item is _COMMIT:  # the writer caught up: what it holds is written
+                        batch.commit()
+                    elif isinstance(item, list):  # the end: the class's students
+                        batch.commit()
+                        self.scores = scores(gb, self.assignment, item)
+                        return
+                    else:
+                        self._add(item, path, bulk, batch)
+                batch.commit()  # stopped early: what was recorded stays
+
+    def _add(self, result: dict, path: Path, bulk: Any, batch: _Batch) -> None:
+        """One student: their rows in the batch's bulk INSERT where they are new to the
+        gradebook, else by nbgrader's autograde."""
+        student = result["student"]
+        verdicts = {student: _verdicts(result, result["problem"])}
+        prepared = bulk.prepare(result, _utc(self.times.get(student)), verdicts)
+        if prepared is None:
+            batch.record(result)
+            batch.written(result)
+        else:
+            self.in_bulk.add(result["student"])
+            batch.prepared(prepared)
 
     def _record(
         self, api: Any, gb: Any, autograde: type, path: Path, result: dict, batch: _Batch
@@ -197,7 +218,8 @@ class Recorder:
         from nbgrader.utils import capture_log, temp_attrs
 
         student, problem = result["student"], result["problem"]
-        path.write_text(json.dumps({student: _verdicts(result, problem)}), encoding="utf-8")
+        self.in_bulk.discard(student)
+        _write_verdicts(path, result)
         with temp_attrs(api.coursedir, assignment_id=self.assignment, student_id=student):
             app = autograde(coursedir=api.coursedir, parent=api)
             app.force, app.create_student = True, True
@@ -211,21 +233,31 @@ class Recorder:
             _flag_for_manual_grading(gb, self.assignment, student)
 
 
+def _write_verdicts(path: Path, result: dict) -> None:
+    """The student's verdicts where ``RefereeVerdicts`` reads them."""
+    problem = result["problem"]
+    path.write_text(json.dumps({result["student"]: _verdicts(result, problem)}), encoding="utf-8")
+
+
 class _Batch:
     """Many students' rows in one gradebook transaction (``size`` > 1).
 
-    nbgrader commits after each of its steps, about nine times a student; here its
-    ``commit`` is a flush (the same statements, the rows unchanged) until :meth:`commit`:
-    after ``size`` students, when the queue stays empty :data:`LINGER` seconds, and at the
-    end. A crash before that loses the batch's rows, never a verdict: each is in the journal
-    before it reaches the recorder, and the next run records it again. Where nbgrader
-    rolls back (an error it recovers from), the batch's earlier rows went with it: those
-    students are written again, each with nbgrader's own commits.
+    A student new to the gradebook is held (:meth:`prepared`: their files written, their
+    rows not) until :meth:`commit` writes the batch's rows in bulk (:class:`._bulk.Bulk`).
+    Any other is written by nbgrader's autograde, whose ``commit`` is a flush here (the
+    same statements, the rows unchanged) until :meth:`commit`. It commits after ``size``
+    students, when the queue stays empty :data:`LINGER` seconds, and at the end. A crash
+    before that loses the batch's rows, never a verdict: each is in the journal before it
+    reaches the recorder, and the next run records it again. Where nbgrader rolls back (an
+    error it recovers from), or the bulk INSERT fails, the batch's earlier rows went with
+    it: those students are written again by nbgrader's autograde, with its own commits.
     """
 
-    def __init__(self, gb: Any, size: int) -> None:
+    def __init__(self, gb: Any, size: int, bulk: Any, record: Any) -> None:
         self.db, self.size, self.open = gb.db, size, False
-        self.pending: list[dict] = []  # the students written since the last commit
+        self.bulk, self.record = bulk, record
+        self.pending: list[dict] = []  # written by nbgrader since the last commit
+        self.held: list[Any] = []  # prepared for the bulk INSERT (:class:`._bulk.Prepared`)
         self.since = 0.0  # when the first of them was
         self.rolled_back = False
 
@@ -241,39 +273,69 @@ class _Batch:
             del self.db.commit, self.db.rollback  # the session's own methods again
             self.open = False
 
+    @property
+    def waiting(self) -> int:
+        """The students written or held since the last commit."""
+        return len(self.pending) + len(self.held)
+
     def _rolled(self) -> None:
         self.rolled_back = True
         self._rollback()
 
     def next(self, q: queue.Queue) -> Any:
         """The next item of the queue, or :data:`_COMMIT` when a batch waits too long."""
-        if not self.pending:
+        if not self.waiting:
             return q.get()
         try:
             return q.get(timeout=max(0.0, self.since + LINGER - time.monotonic()))
         except queue.Empty:
             return _COMMIT
 
-    def written(self, result: dict, record: Any) -> None:
-        """``result``'s student is written (flushed): commit when the batch is full."""
+    def _started(self) -> None:
+        if not self.waiting:
+            self.since = time.monotonic()
+
+    def prepared(self, prepared: Any) -> None:
+        """A student's rows to write in the batch's bulk INSERT: commit when it is full
+        (at once, one student a transaction)."""
+        self._started()
+        self.held.append(prepared)
+        if not self.open or self.waiting >= self.size:
+            self.commit()
+
+    def written(self, result: dict) -> None:
+        """``result``'s student is written by nbgrader (flushed): commit when the batch is
+        full."""
         if not self.open:
             return
-        if not self.pending:
-            self.since = time.monotonic()
+        self._started()
         self.pending.append(result)
-        if self.rolled_back:  # nbgrader rolled back: the batch again, commit by commit
-            again, self.pending, self.rolled_back = self.pending, [], False
-            self.__exit__()
-            for each in again:
-                record(each)
-            self.__enter__()
-        elif len(self.pending) >= self.size:
+        if self.rolled_back:  # nbgrader rolled back: its students again, commit by commit
+            self._again([*self.pending])
+        elif self.waiting >= self.size:
             self.commit()
+
+    def _again(self, results: list[dict]) -> None:
+        """``results`` written again by nbgrader, each with its own commits."""
+        self.pending, self.rolled_back = [], False
+        was_open = self.open
+        self.__exit__()
+        for each in results:
+            self.record(each)
+        if was_open:
+            self.__enter__()
 
     def commit(self) -> None:
         """The batch's rows written for good; they leave the session."""
-        if self.open and self.pending:
-            self._commit()
+        held, self.held = self.held, []
+        if held:
+            try:
+                self.bulk.write(held)
+            except Exception:  # noqa: BLE001 - nbgrader's autograde, student by student, says why
+                (self._rollback if self.open else self.db.rollback)()
+                self._again([*self.pending, *(p.result for p in held)])
+        if self.pending or held:
+            (self._commit if self.open else self.db.commit)()
             self.db.remove()
         self.pending = []
 
@@ -331,13 +393,12 @@ def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
         assignment = gb.find_assignment(assignment_id)
     except MissingEntry:
         raise NbGraderException(f"No assignment with ID '{assignment_id}' exists") from None
-    when = app.submission_time.time if app.submission_time is not None else None
-    if when is not None:  # nbgrader keeps times in UTC, without a zone
-        timestamp = when.astimezone(datetime.timezone.utc).replace(tzinfo=None)
+    timestamp = _utc(app.submission_time)
+    if timestamp is not None:
         gb.update_or_create_submission(assignment_id, student_id, timestamp=timestamp)
     else:
         gb.update_or_create_submission(assignment_id, student_id)
-    _copy_source_files(app, assignment_id, student_id)
+    copy_source_files(app, assignment_id, student_id)
     notebooks = []
     for notebook in app.notebooks:
         try:
@@ -363,17 +424,8 @@ def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
             gb.db.commit()
 
 
-def _copy_source_files(app: Any, assignment_id: str, student_id: str) -> None:
-    """The source folder's other files over the submission's (but those the config keeps)."""
-    from nbgrader import utils
-
-    dest_path = app._format_dest(assignment_id, student_id)
-    source_path = app.coursedir.format_path(app.coursedir.source_directory, ".", assignment_id)
-    found = set(utils.find_all_files(source_path, app.coursedir.ignore + ["*.ipynb"]))
-    kept = {os.path.join(source_path, x) for x in app.exclude_overwriting.get(assignment_id, [])}
-    for filename in found - kept:
-        dest = os.path.join(dest_path, os.path.relpath(filename, source_path))
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        if os.path.exists(dest):
-            os.remove(dest)
-        shutil.copy(filename, dest)
+def _utc(when: SubmissionTime | None) -> datetime.datetime | None:
+    """A submission's time as nbgrader keeps it: in UTC, without a zone."""
+    if when is None or when.time is None:
+        return None
+    return when.time.astimezone(datetime.timezone.utc).replace(tzinfo=None)

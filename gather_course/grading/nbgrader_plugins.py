@@ -55,10 +55,14 @@ class RefereeVerdicts(NbGraderPreprocessor):
     verdicts_file = Unicode("", help="JSON: {student: {grade_id: {passed, message}}}").tag(
         config=True
     )
+    given: dict | None = None  # the verdicts as verdicts_file holds them, handed over in memory
 
     def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
-        with open(self.verdicts_file, encoding="utf-8") as f:
-            verdicts = json.load(f)
+        if self.given is not None:
+            verdicts = self.given
+        else:
+            with open(self.verdicts_file, encoding="utf-8") as f:
+                verdicts = json.load(f)
         self._mine = verdicts.get(resources["nbgrader"]["student"], {})
         return super().preprocess(nb, resources)
 
@@ -129,10 +133,11 @@ _SOURCE_COLUMNS = ("cell_type", "locked", "checksum", "source")
 
 
 class _ReleasedCells:
-    """The open gradebook, whose released cells (``find_source_cell``, ``find_graded_cell``)
-    are read once a run: OverwriteCells asks for every graded cell of every notebook (two
-    queries a cell). What they hold is copied as plain values; everything else is the
-    gradebook's own."""
+    """The open gradebook, whose released cells (``find_source_cell``, ``find_graded_cell``,
+    and ``find_notebook``'s cells, which OverwriteCells reads to put back a deleted test
+    cell) are read once a run: OverwriteCells asks for every graded cell of every notebook
+    (two queries a cell, two more a notebook). What they hold is copied as plain values;
+    everything else is the gradebook's own."""
 
     def __init__(self, gb: Any, db_url: str) -> None:
         self._gb, self._seen = gb, _RELEASED[db_url]
@@ -153,6 +158,25 @@ class _ReleasedCells:
             cell = self._gb.find_graded_cell(name, notebook, assignment)
             self._seen[key] = SimpleNamespace(max_score=cell.max_score)
         return self._seen[key]
+
+    def find_notebook(self, name: str, assignment: str) -> SimpleNamespace:
+        key = ("notebook", name, assignment)
+        if key not in self._seen:
+            nb = self._gb.find_notebook(name, assignment)
+            cells = {c: [SimpleNamespace(name=x.name) for x in getattr(nb, c)] for c in _CELLS}
+            for kind in ("grade_cells", "task_cells"):  # (in the same order)
+                for plain, cell in zip(cells[kind], getattr(nb, kind), strict=True):
+                    plain.max_score = cell.max_score
+            cells["source_cells"] = [
+                SimpleNamespace(name=c.name, **{k: getattr(c, k) for k in _SOURCE_COLUMNS})
+                for c in nb.source_cells
+            ]
+            self._seen[key] = SimpleNamespace(**cells)
+        return self._seen[key]
+
+
+# the cells of find_notebook's notebook that OverwriteCells reads
+_CELLS = ("grade_cells", "solution_cells", "task_cells")
 
 
 def open_gradebook(db_url: str) -> Any:
@@ -176,7 +200,11 @@ class OverwriteKernelspecOnce(OverwriteKernelspec):
         gb = _ids(self, resources)
         if gb is None:
             return super().preprocess(nb, resources)
-        kernelspec = gb.find_notebook(self.notebook_id, self.assignment_id).kernelspec
+        key = ("kernelspec", self.notebook_id, self.assignment_id)  # read once a run
+        seen = _RELEASED[self.db_url]
+        if key not in seen:
+            seen[key] = gb.find_notebook(self.notebook_id, self.assignment_id).kernelspec
+        kernelspec = seen[key]
         if kernelspec is not None:
             kernelspec = json.loads(kernelspec)
         if kernelspec:
