@@ -35,6 +35,8 @@ import os
 import shutil
 from typing import Any
 
+from ._autograde import copy_source_files
+
 _DB_STEPS = ("SaveAutoGrades", "AssignLatePenalties")  # written in bulk, not per cell
 
 
@@ -397,19 +399,3 @@ def _set_permissions(dest: str, permissions: int) -> None:
     for dirname, _, filenames in os.walk(dest):
         for filename in filenames:
             os.chmod(os.path.join(dirname, filename), permissions)
-
-
-def copy_source_files(app: Any, assignment_id: str, student_id: str) -> None:
-    """The source folder's other files over the submission's (but those the config keeps)."""
-    from nbgrader import utils
-
-    dest_path = app._format_dest(assignment_id, student_id)
-    source_path = app.coursedir.format_path(app.coursedir.source_directory, ".", assignment_id)
-    found = set(utils.find_all_files(source_path, app.coursedir.ignore + ["*.ipynb"]))
-    kept = {os.path.join(source_path, x) for x in app.exclude_overwriting.get(assignment_id, [])}
-    for filename in found - kept:
-        dest = os.path.join(dest_path, os.path.relpath(filename, source_path))
-        os.makedirs(os.path.dirname(dest), exist_ok=True)
-        if os.path.exists(dest):
-            os.remove(dest)
-        shutil.copy(filename, dest)

@@ -24,9 +24,7 @@ mirrored here against a change of nbgrader.
 
 from __future__ import annotations
 
-import datetime
 import json
-import os
 import queue
 import tempfile
 import threading
@@ -35,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ..course import nbgrader_api, nbgrader_errors
-from ._bulk import copy_source_files
+from ._autograde import autograde_class, flag_for_manual_grading, utc
 from ._gradebook import Scores, check_database, gradebook_lock, register, scores, warnings_to_log
 from ._receipts import SubmissionTime
 
@@ -179,7 +177,7 @@ class Recorder:
             nbgrader_api(self.root, **_preprocessors(path)) as api,
             one_gradebook(api.coursedir.db_url, api.coursedir.course_id) as gb,
         ):
-            autograde = _autograde_class()
+            autograde = autograde_class()
             bulk = Bulk(autograde(coursedir=api.coursedir, parent=api), gb, self.assignment)
             bulk.enabled = bulk.enabled and self.bulk
 
@@ -203,7 +201,7 @@ class Recorder:
         gradebook, else by nbgrader's autograde."""
         student = result["student"]
         verdicts = {student: _verdicts(result, result["problem"])}
-        prepared = bulk.prepare(result, _utc(self.times.get(student)), verdicts)
+        prepared = bulk.prepare(result, utc(self.times.get(student)), verdicts)
         if prepared is None:
             batch.record(result)
             batch.written(result)
@@ -230,7 +228,7 @@ class Recorder:
         if not done["success"] and not problem:
             self.problems[student] = problem = nbgrader_errors(done)
         if problem:
-            _flag_for_manual_grading(gb, self.assignment, student)
+            flag_for_manual_grading(gb, self.assignment, student)
 
 
 def _write_verdicts(path: Path, result: dict) -> None:
@@ -338,94 +336,3 @@ class _Batch:
             (self._commit if self.open else self.db.commit)()
             self.db.remove()
         self.pending = []
-
-
-def _flag_for_manual_grading(gb: Any, assignment: str, student: str) -> None:
-    from nbgrader.api import MissingEntry
-
-    try:
-        sub = gb.find_submission(assignment, student)
-    except MissingEntry:
-        return
-    for nb in sub.notebooks:
-        for grade in nb.grades:
-            grade.needs_manual_grade = True
-    gb.db.commit()
-
-
-def _autograde_class() -> type:
-    """nbgrader's ``Autograde`` whose set-up uses the open connection (made when nbgrader
-    is imported: this module is imported before, while the workers warm up)."""
-    from nbgrader.converters import Autograde
-
-    class AutogradeOnce(Autograde):
-        submission_time: SubmissionTime | None = None  # set per student by the Recorder
-
-        def init_assignment(self, assignment_id: str, student_id: str) -> None:
-            _init_assignment(self, assignment_id, student_id)
-
-    return AutogradeOnce
-
-
-def _init_assignment(app: Any, assignment_id: str, student_id: str) -> None:
-    """nbgrader 0.9's ``Autograde.init_assignment``, step by step, on the open connection:
-    the submission's own files copied, the student and the submission (with its time) in the
-    gradebook, the source's other files copied over, unknown notebooks skipped and missing
-    ones scored 0. The time is the one grading trusts (``app.submission_time``: when the
-    exchange received the work, :mod:`._receipts`), never ``timestamp.txt`` where a receipt
-    is: nbgrader's late penalty is computed from it."""
-    from nbgrader.api import MissingEntry
-    from nbgrader.converters import Autograde
-    from nbgrader.converters.base import NbGraderException
-
-    from .nbgrader_plugins import open_gradebook
-
-    gb = open_gradebook(app.coursedir.db_url)
-    super(Autograde, app).init_assignment(assignment_id, student_id)
-    if app.create_student:
-        gb.update_or_create_student(student_id)
-    else:
-        try:
-            gb.find_student(student_id)
-        except MissingEntry:
-            raise NbGraderException(f"No student with ID '{student_id}' exists") from None
-    try:
-        assignment = gb.find_assignment(assignment_id)
-    except MissingEntry:
-        raise NbGraderException(f"No assignment with ID '{assignment_id}' exists") from None
-    timestamp = _utc(app.submission_time)
-    if timestamp is not None:
-        gb.update_or_create_submission(assignment_id, student_id, timestamp=timestamp)
-    else:
-        gb.update_or_create_submission(assignment_id, student_id)
-    copy_source_files(app, assignment_id, student_id)
-    notebooks = []
-    for notebook in app.notebooks:
-        try:
-            gb.find_notebook(os.path.splitext(os.path.basename(notebook))[0], assignment_id)
-        except MissingEntry:
-            app.log.warning("Skipping unknown notebook: %s", notebook)
-            continue
-        notebooks.append(notebook)
-    app.notebooks = notebooks
-    if not notebooks:
-        raise NbGraderException(
-            "No notebooks found, did you forget to run 'nbgrader generate_assignment'?"
-        )
-    submitted = app.coursedir.format_path(
-        app.coursedir.submitted_directory, student_id, assignment_id
-    )
-    for notebook in assignment.notebooks:
-        if not os.path.exists(os.path.join(submitted, f"{notebook.name}.ipynb")):
-            app.log.warning("No submitted file: %s", notebook.name)
-            found = gb.find_submission_notebook(notebook.name, assignment_id, student_id)
-            for grade in found.grades:
-                grade.auto_score, grade.needs_manual_grade = 0, False
-            gb.db.commit()
-
-
-def _utc(when: SubmissionTime | None) -> datetime.datetime | None:
-    """A submission's time as nbgrader keeps it: in UTC, without a zone."""
-    if when is None or when.time is None:
-        return None
-    return when.time.astimezone(datetime.timezone.utc).replace(tzinfo=None)
