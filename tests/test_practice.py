@@ -253,6 +253,8 @@ def test_the_terminal_draws_the_weakest_question_or_the_one_named(work):
     assert "Practice nlp.label_scores, variant " in run.stdout
     assert "Write `label_scores(" in run.stdout and "**" not in run.stdout
     assert "p = gather_course.exercise('nlp.label_scores').practice('" in run.stdout
+    assert "def my_label_scores(logits, labels):" in run.stdout
+    assert "p.check(my_label_scores)" in run.stdout  # the graded label_scores stays as it is
     _mastery.note_check(work, "basics.pick_per_row", "axis=columns", True, False)
     _mastery.note_check(work, "basics.pick_per_row", "counting=one", True, False)
     run = cli("practice", cwd=work)

@@ -103,7 +103,10 @@ def _practice(args: argparse.Namespace) -> int:
             + _("Check it in a notebook or in Python (it goes into your practice record):")
             + "\n    import gather_course"
             + f"\n    p = gather_course.exercise({q.qid!r}).practice({p.variant!r})"
-            + f"\n    p.check({q.name})"
+            + f"\n    def my_{q.signature}:"
+            + "\n        ...  "
+            + _("# your answer, under a name of its own")
+            + f"\n    p.check(my_{q.name})"
             + "\n"
             + _("then `p.hint()` when stuck, and `p.solution()` once you have tried.")
         )
