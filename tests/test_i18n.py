@@ -105,6 +105,7 @@ INSTRUCTOR_MODULES = {
     "grading/_grade.py",
     "grading/_gradebook.py",
     "grading/_record.py",
+    "grading/_autograde.py",  # nbgrader's own log lines, mirrored
     "grading/_sandbox.py",
     "grading/_failures.py",
     "grading/_scan.py",
