@@ -42,7 +42,7 @@ def _vm_bytes() -> int:
 def _enter_job(channel: int, beat_w: int, supervisor: int) -> tuple[dict, bytes]:
     """Become the supervisor's child with nothing open but the job's channel and heartbeat,
     announce ourselves, read the job (only now: after the fork) and take its limits."""
-    while os.getppid() != supervisor:  # until the child in between has exited
+    while os.getppid() != supervisor:  # (forked twice: until the child in between has exited)
         time.sleep(0.0005)
     os.setsid()
     null = os.open(os.devnull, os.O_RDWR)
