@@ -160,6 +160,7 @@ def _instrument(rec: _Recorder) -> None:
         if not was:
             rec.add("start-up: workers", _tree_cpu(self._proc.pid))
             self._profiled = _tree_cpu(self._proc.pid)
+            rec.events.setdefault("first worker ready", time.perf_counter() - _START)
 
     def job(self, header, payload=b"", later=None):
         self._wait_ready()
@@ -213,6 +214,13 @@ def _instrument(rec: _Recorder) -> None:
     rec.wrap(_referee.Referee, "judge", "judging, the rest")
     rec.wrap(_timing, "_large_answer", "timing: the large result")
     rec.wrap(_record.Recorder, "_record", "gradebook: nbgrader autograde")
+    add = _record.Recorder.add
+
+    def first_verdict(self, result):
+        rec.events.setdefault("first verdict", time.perf_counter() - _START)
+        return add(self, result)
+
+    _record.Recorder.add = first_verdict
     rec.wrap(_record, "scores", "journal, logs, CSV")
     finish = _record.Recorder.finish
 
@@ -300,7 +308,9 @@ def _table(data: dict, wall: float, args: argparse.Namespace, where: str, full: 
     )
     print(
         f"events (s from the start): pool opened {ev.get('pool opened', 0):.1f}, "
-        f"first submission {ev.get('first submission', 0):.1f}, last verdict "
+        f"first worker ready {ev.get('first worker ready', 0):.1f}, "
+        f"first submission {ev.get('first submission', 0):.1f}, "
+        f"first verdict {ev.get('first verdict', 0):.1f}, last verdict "
         f"{ev.get('last verdict', 0):.1f}, end {ev.get('end', 0):.1f}\n"
     )
     print("| part | what it covers | core-s, class | core-s per submission | share |")
