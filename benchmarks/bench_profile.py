@@ -35,7 +35,7 @@ _START = time.perf_counter()
 
 # part: what it covers (the order of the table)
 PARTS = {
-    "start-up: imports and settings": "the instructor's process until the pool opens",
+    "start-up: imports and settings": "the instructor's process until the pool opens, its imports",
     "start-up: workers": "each worker's sandbox, Python, torch and template, until ready",
     "start-up: gradebook registration": "nbgrader's generate_assignment, the released notebooks",
     "start-up: self-test and baselines": "the course solution graded once, then timed",
@@ -123,21 +123,9 @@ class _Recorder:
 
 
 def _instrument(rec: _Recorder) -> None:
-    """Wrap the grader's parts (in this child process only)."""
-    import nbformat
-
-    from gather_course.grading import (
-        _classjob,
-        _grade,
-        _jobdata,
-        _journal,
-        _record,
-        _referee,
-        _sandbox,
-        _timing,
-        _verdict_log,
-    )
-    from gather_course.questions import steps
+    """Wrap the grader's parts (in this child process only): the workers' now, the rest
+    once the pool is open (as the command does, this process imports torch only then)."""
+    from gather_course.grading import _pools, _sandbox
 
     phase = threading.local()  # inside the baselines: their jobs are start-up
 
@@ -145,11 +133,13 @@ def _instrument(rec: _Recorder) -> None:
         def open_pool(*args, **kwargs):
             rec.add("start-up: imports and settings", time.process_time())
             rec.events["pool opened"] = time.perf_counter() - _START
-            return original(*args, **kwargs)
+            before = time.thread_time()  # (the workers' start is in their own processes)
+            pool = original(*args, **kwargs)
+            _instrument_judging(rec, phase)  # imports what the command imports next
+            rec.add("start-up: imports and settings", time.thread_time() - before)
+            return pool
 
         return open_pool
-
-    from gather_course.grading import _pools
 
     _pools.open_pool = opened(_pools.open_pool)
     run, ready = _sandbox.Worker.run, _sandbox.Worker._wait_ready
@@ -184,6 +174,24 @@ def _instrument(rec: _Recorder) -> None:
 
     _sandbox.Worker.run, _sandbox.Worker._wait_ready = job, wait_ready
     _sandbox.Worker.close = closed
+
+
+def _instrument_judging(rec: _Recorder, phase: threading.local) -> None:
+    """Wrap the instructor's parts of judging and recording."""
+    import nbformat
+
+    from gather_course.grading import (
+        _classjob,
+        _grade,
+        _jobdata,
+        _journal,
+        _record,
+        _referee,
+        _timing,
+        _verdict_log,
+    )
+    from gather_course.questions import steps
+
     baselines = _classjob.baselines
 
     def in_startup(*args, **kwargs):
@@ -194,7 +202,11 @@ def _instrument(rec: _Recorder) -> None:
             phase.startup = False
             rec.events.setdefault("first submission", time.perf_counter() - _START)
 
-    _pools.baselines = in_startup
+    _classjob.baselines = in_startup
+    from gather_course.grading import _pools
+
+    if hasattr(_pools, "baselines"):  # (a revision that imported it with the module)
+        _pools.baselines = in_startup
     rec.wrap(_classjob, "self_test", "start-up: self-test and baselines")
     rec.wrap(_referee.Referee, "baseline", "start-up: self-test and baselines")
     rec.wrap(_grade, "release_notebooks", "start-up: gradebook registration")

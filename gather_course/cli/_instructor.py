@@ -267,8 +267,9 @@ def _tasks(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from ..course._course import course_root, known_assignment
-    from ..grading._grade import csv_target, grade_class, submissions
+    # torch, the question bank and nbgrader are imported once the pool is open: the
+    # embedded pool's workers warm up meanwhile (nothing is written before a refusal)
+    from ..course._course import course_root, known_assignment, submissions
     from ..grading._pools import open_pool
 
     root = course_root(args.course)
@@ -278,10 +279,6 @@ def _grade(args: argparse.Namespace) -> int:
         raise GatherCourseError(
             "--csv takes one assignment; leave it out to write grades-ASSIGNMENT.csv for each."
         )
-    targets = {
-        a: csv_target(root, Path(args.csv) if args.csv else root / f"grades-{a}.csv")
-        for a in args.assignment
-    }
     classes = {a: submissions(root, a) for a in args.assignment}
     for assignment, students in classes.items():
         if not students:
@@ -302,6 +299,12 @@ def _grade(args: argparse.Namespace) -> int:
         args.scheduler, jobs, args.timeout, args.require_sandbox, certificates, args.insecure
     )
     try:
+        from ..grading._grade import csv_target, grade_class
+
+        targets = {
+            a: csv_target(root, Path(args.csv) if args.csv else root / f"grades-{a}.csv")
+            for a in args.assignment
+        }
         _say_closed(root)  # (once grading can begin: nothing is changed before a refusal)
         print(pool.describe(), flush=True)
         for assignment in args.assignment:

@@ -77,6 +77,14 @@ def known_assignment(root: Path, name: str) -> str:
     return name
 
 
+def submissions(root: Path, assignment: str) -> list[str]:
+    """Students with a submission of ``assignment`` in ``submitted/<student>/<assignment>/``."""
+    base = root / "submitted"
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir())
+
+
 @contextlib.contextmanager
 def nbgrader_api(root: Path, **config: Any) -> Iterator[Any]:
     """nbgrader's Python API on the course at ``root``, with its nbgrader_config.py.

@@ -20,6 +20,7 @@ from ..course._course import (
     RELEASE,
     known_assignment,
     nbgrader_api,
+    submissions,
 )
 from ..questions._misconceptions import is_misconception
 from ._classes import own_variants
@@ -55,14 +56,6 @@ class StudentGrade:
     time: SubmissionTime | None = None
     due: datetime.datetime | None = None  # the assignment's due date for this student
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # per question, plain
-
-
-def submissions(root: Path, assignment: str) -> list[str]:
-    """Students with a submission of ``assignment`` in ``submitted/<student>/<assignment>/``."""
-    base = root / "submitted"
-    if not base.is_dir():
-        return []
-    return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir())
 
 
 def _released(root: Path, assignment: str) -> dict[str, Any]:

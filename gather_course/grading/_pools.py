@@ -12,19 +12,33 @@ from __future__ import annotations
 
 import os
 import queue
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import GatherCourseError
-from ._classjob import StudentJob, baselines, judge_student
-from ._referee import CALL_LIMIT, Referee
 from ._sandbox import SANDBOX, Worker, isolation
-from ._submission import NotGraded
+
+if TYPE_CHECKING:
+    from ._classjob import StudentJob
+    from ._referee import Referee
+
+
+def _started_first(worker: Worker) -> Callable[[], Worker]:
+    """A referee's worker factory: ``worker``, started already, then fresh ones."""
+    given = [worker]
+    return lambda: given.pop() if given else Worker()
 
 
 class EmbeddedPool:
-    """``jobs`` referees in this process, each with a warm worker (started now)."""
+    """``jobs`` referees in this process, each with a warm worker.
+
+    Opened before this process imports torch and the question bank (this module imports
+    neither until its workers have started): the workers warm up meanwhile. On a few cores,
+    the workers past one core less than the machine's start once the first has timed the
+    solutions (:meth:`run`): a worker's start-up is a core's second, and the first
+    submission waits for the first worker and for this process, not for the others.
+    """
 
     def __init__(
         self, jobs: int | None = None, timeout: float | None = None, require_sandbox: bool = False
@@ -32,12 +46,15 @@ class EmbeddedPool:
         level = isolation()
         if require_sandbox and level.level != SANDBOX:
             raise GatherCourseError(f"--require-sandbox: no sandbox here ({level.detail}).")
+        count = max(1, jobs or os.cpu_count() or 1)
+        now = max(1, min(count, (os.cpu_count() or 1) - 1))
+        started: list[Worker | None] = [Worker() for _ in range(now)]  # import torch meanwhile
+        from ._referee import CALL_LIMIT, Referee
+
         self.referees = [
-            Referee(Worker, call_limit=timeout or CALL_LIMIT)
-            for _ in range(max(1, jobs or os.cpu_count() or 1))
+            Referee(_started_first(w) if w else Worker, call_limit=timeout or CALL_LIMIT)
+            for w in started + [None] * (count - now)
         ]
-        for referee in self.referees:  # the workers import torch while nbgrader sets up
-            referee.worker  # noqa: B018 - starts it now
 
     def describe(self) -> str:
         return f"isolation: {isolation()}"
@@ -49,10 +66,15 @@ class EmbeddedPool:
         self, jobs: list[StudentJob], released: dict[str, Any], secret: int
     ) -> Iterator[dict[str, Any]]:
         """Each job's result, as it finishes (the solutions are timed first)."""
+        from ._classjob import baselines, judge_student
+        from ._submission import NotGraded
+
         try:
             baselines(self.referees[0], released, secret)
         except NotGraded as exc:
             raise GatherCourseError(f"grading cannot start: {exc}") from None
+        for referee in self.referees[1:]:
+            referee.worker  # noqa: B018 - starts it now, if it has not started
         free: queue.Queue[Referee] = queue.Queue()
         for referee in self.referees:
             free.put(referee)
