@@ -282,3 +282,23 @@ def test_a_course_whose_staff_share_it_keeps_its_group(tmp_path):
     course.chmod(0o2775)
     assert close_course(course)
     assert stat.S_IMODE(course.stat().st_mode) == 0o2770  # others out, the group in
+
+
+def test_a_course_config_that_never_names_groupshared_is_not_run_to_close_it(tmp_path):
+    """Closing the folder runs nbgrader_config.py (it imports nbgrader, 0.6 s before grading
+    starts) only where the file could set groupshared: here it is never run, and the group
+    is closed too, the safe side."""
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text(
+        "raise SystemExit('run')\nc = get_config()\nc.Exchange.timezone = 'UTC'\n"
+    )
+    course.chmod(0o2775)
+    assert close_course(course)
+    assert stat.S_IMODE(course.stat().st_mode) == 0o2700
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\nraise SystemExit('run')\nload_subconfig('staff_config.py')\n"
+    )
+    course.chmod(0o2775)
+    with pytest.raises(SystemExit):
+        close_course(course)
