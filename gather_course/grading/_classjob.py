@@ -188,16 +188,17 @@ def judge_student(
     return result
 
 
-def self_test(referee: Referee, released: dict[str, Any]) -> None:
+def self_test(referee: Referee, released: dict[str, Any], secret: int | None = None) -> None:
     """Grade the course's own solution of the first question once, before any submission:
     a grader that cannot pass it raises :class:`GraderBroken`, naming what it saw, and
     grades no one. (A verdict of its timing alone is not held against the grader: a busy
-    machine, not a broken one.)"""
+    machine, not a broken one.) With the run's ``secret`` it meets the students' cases and
+    timing input: their expected outputs and the solution's baseline are made once."""
     for nb in released.values():
         for _gid, qid, _points in graded_cells(nb):
             q = exercise(qid.partition(":")[0])
             mine = Submission([_IMPORTS, q.solution_code])
-            verdict = referee.judge(mine, Plan.make(q.qid, None))
+            verdict = referee.judge(mine, Plan.make(q.qid, secret))
             if not verdict.passed and verdict.tier != Tier.NOT_VECTORIZED:
                 first = str(verdict).splitlines()[0]
                 raise GraderBroken(
@@ -214,7 +215,7 @@ def baselines(referee: Referee, released: dict[str, Any], secret: int) -> None:
     """Check the grader on the course's own solution (:func:`self_test`), then time the
     solutions before any submission runs on this referee's machine: no student's job can
     touch the measurement every verdict is compared with."""
-    self_test(referee, released)
+    self_test(referee, released, secret)
     for nb in released.values():
         for _gid, qid, _points in graded_cells(nb):
             plan = Plan.make(qid.replace(f":{OWN}", ""), secret)  # the public baseline
