@@ -5,9 +5,11 @@ from __future__ import annotations
 import collections
 import csv
 import datetime
+import importlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,7 +155,7 @@ def grade_class(
     released = _released(root, assignment)
     earlier = keep_earlier(root, assignment, csv_path)  # graded before: its grades are kept
     log = VerdictLog(csv_path, assignment, released, edition(next(iter(released.values()))))
-    recorder = Recorder(root, assignment, times)  # written while the judging goes on
+    recorder = _LateRecorder(root, assignment, times)  # written while the judging goes on
     try:
         results = _judge_all(
             root, assignment, students, released, pool, journal, progress, log, recorder.add
@@ -172,6 +174,32 @@ def grade_class(
     if earlier is not None:
         progress.write("".join(line + "\n" for line in compared(earlier, csv_path)))
     return outcomes
+
+
+class _LateRecorder:
+    """The recorder (:class:`._record.Recorder`), started by the first verdict: its thread's
+    set-up (nbgrader imported, the gradebook checked, the assignment registered: about 1 s
+    of this process, under its one interpreter lock) comes while the class is judged, not
+    before the first submission is."""
+
+    def __init__(self, root: Path, assignment: str, times: dict[str, SubmissionTime]) -> None:
+        self._args = (root, assignment, times)
+        self._recorder: Recorder | None = None
+
+    def _started(self) -> Recorder:
+        if self._recorder is None:
+            self._recorder = Recorder(*self._args)
+        return self._recorder
+
+    def add(self, result: dict[str, Any]) -> None:
+        self._started().add(result)
+
+    def finish(self, students: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+        return self._started().finish(students)
+
+    def close(self) -> None:
+        if self._recorder is not None:
+            self._recorder.close()
 
 
 def _times_entry(times: dict[str, SubmissionTime], refusals: list[Any]) -> dict[str, Any]:
@@ -251,6 +279,7 @@ def _judge_all(
             recorded(kept)
     variants = {job.student: job.variants for job in todo}
     bar = _bar(progress, assignment, len(students), len(results))
+    _import_meanwhile("nbgrader.utils")
     try:
         for result in pool.run(todo, released, journal.secret) if todo else ():
             journal.add(result)
@@ -262,6 +291,15 @@ def _judge_all(
     finally:
         bar.close()
     return results
+
+
+def _import_meanwhile(module: str) -> None:
+    """Import ``module`` on a thread of its own. nbgrader's import (about 0.6 s) goes on while
+    the solutions are timed (this process mostly waits for the worker then), where the first
+    submission (its test cells) and the recorder would each wait for it."""
+    threading.Thread(
+        target=importlib.import_module, args=(module,), name="gather-course-import", daemon=True
+    ).start()
 
 
 def _bar(out: TextIO, assignment: str, total: int, done: int) -> Any:

@@ -145,12 +145,14 @@ def graded_cells(nb: Any) -> list[tuple[str, str, float]]:
     The question id carries the class variant a test cell names, as ``qid:variant``, and
     ``qid:@student`` for a class release's ``mine.exercise(qid)``: each student's own.
     """
-    from nbgrader.utils import is_grade, is_solution
-
     found = []
-    for cell in nb.cells:
+    for cell in nb.cells:  # (nbgrader.utils' is_grade and is_solution, without its import)
         meta = cell.metadata.get("nbgrader", {})
-        if is_grade(cell) and not is_solution(cell) and cell.cell_type == "code":
+        if (
+            meta.get("grade", False)
+            and not meta.get("solution", False)
+            and cell.cell_type == "code"
+        ):
             match = _EXERCISE.search(cell.source)
             if match:
                 variant = OWN if match.group(1) else match.group(3)
