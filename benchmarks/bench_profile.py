@@ -333,6 +333,17 @@ def _table(data: dict, wall: float, args: argparse.Namespace, where: str, full: 
     idle = budget - sum(cpu.values())
     print(f"| idle | cores waiting | {idle:.2f} | {idle / n:.3f} | {100 * idle / budget:.0f} % |")
     print(f"| **all** | wall x cores | {budget:.2f} | {budget / n:.3f} | 100 % |")
+    judging = sum(v for k, v in cpu.items() if not k.startswith("start-up"))
+    print(
+        f"\nCPU a submission, start-up and idle left out (robust on a shared machine): "
+        f"{judging / n:.3f} core-s (workers {_workers(cpu) / n:.3f}, this process "
+        f"{(judging - _workers(cpu)) / n:.3f})"
+    )
+
+
+def _workers(cpu: dict) -> float:
+    """The workers' CPU outside start-up: their jobs and what they do between them."""
+    return sum(v for k, v in cpu.items() if k.startswith(("job processes", "workers")))
 
 
 if __name__ == "__main__":
