@@ -1,6 +1,6 @@
 """The job process: the only process that runs a student's code, and what it holds.
 
-A grandchild of the worker's template (:mod:`._worker`), handed to the supervisor. Only after
+Forked from the worker's template (:mod:`._worker`) as the supervisor's child. Only after
 the fork does it read its job from its own channel: the learner's cells and the inputs the
 referee made. It runs the cells, stops itself for a timing job (the supervisor reads its CPU
 clock) and only then receives the timing input, calls the learner's function, and writes its
