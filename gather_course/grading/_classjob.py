@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -191,14 +191,18 @@ def judge_student(
 def self_test(referee: Referee, released: dict[str, Any], secret: int | None = None) -> None:
     """Grade the course's own solution of the first question once, before any submission:
     a grader that cannot pass it raises :class:`GraderBroken`, naming what it saw, and
-    grades no one. (A verdict of its timing alone is not held against the grader: a busy
-    machine, not a broken one.) With the run's ``secret`` it meets the students' cases and
-    timing input: their expected outputs and the solution's baseline are made once."""
+    grades no one. With the run's ``secret`` it meets the students' cases (their expected
+    outputs are made once). Its CPU time is not judged here: :func:`baselines` times the
+    solution next, and a verdict of timing alone would not be held against the grader (a
+    busy machine, not a broken one); here it would be one more job before the first
+    submission."""
     for nb in released.values():
         for _gid, qid, _points in graded_cells(nb):
             q = exercise(qid.partition(":")[0])
             mine = Submission([_IMPORTS, q.solution_code])
-            verdict = referee.judge(mine, Plan.make(q.qid, secret))
+            plan = Plan.make(q.qid, secret)
+            untimed = replace(plan, question=replace(plan.question, timing=None))
+            verdict = referee.judge(mine, untimed)
             if not verdict.passed and verdict.tier != Tier.NOT_VECTORIZED:
                 first = str(verdict).splitlines()[0]
                 raise GraderBroken(
