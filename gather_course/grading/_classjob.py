@@ -27,6 +27,7 @@ from ..questions._result import CheckResult
 from ._failures import GraderBroken
 from ._referee import Plan, Referee
 from ._submission import OWN, NotGraded, Submission, graded_cells, read_submission
+from ._submission import checksum as cell_checksum
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,6 @@ def _check_tests(nb: Any, released: Any) -> list[str]:
     nbgrader_config.py for a deleted one) before the verdict goes into it. The notes are the
     words ``gather-course check`` says (:mod:`._test_notes`), in the student's language.
     """
-    from nbgrader.utils import compute_checksum
-
     from ._test_notes import deleted_test_note, edited_test_note
 
     mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
@@ -84,7 +83,7 @@ def _check_tests(nb: Any, released: Any) -> list[str]:
             c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
         )
         checksum = original.metadata["nbgrader"].get("checksum")
-        if checksum and compute_checksum(mine[gid]) != checksum:
+        if checksum and cell_checksum(mine[gid]) != checksum:
             notes.append(edited_test_note(gid))
     return notes
 

@@ -5,11 +5,9 @@ from __future__ import annotations
 import collections
 import csv
 import datetime
-import importlib
 import json
 import os
 import sys
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -279,7 +277,6 @@ def _judge_all(
             recorded(kept)
     variants = {job.student: job.variants for job in todo}
     bar = _bar(progress, assignment, len(students), len(results))
-    _import_meanwhile("nbgrader.utils")
     try:
         for result in pool.run(todo, released, journal.secret) if todo else ():
             journal.add(result)
@@ -291,15 +288,6 @@ def _judge_all(
     finally:
         bar.close()
     return results
-
-
-def _import_meanwhile(module: str) -> None:
-    """Import ``module`` on a thread of its own. nbgrader's import (about 0.6 s) goes on while
-    the solutions are timed (this process mostly waits for the worker then), where the first
-    submission (its test cells) and the recorder would each wait for it."""
-    threading.Thread(
-        target=importlib.import_module, args=(module,), name="gather-course-import", daemon=True
-    ).start()
 
 
 def _bar(out: TextIO, assignment: str, total: int, done: int) -> Any:
