@@ -302,3 +302,22 @@ def test_a_course_config_that_never_names_groupshared_is_not_run_to_close_it(tmp
     course.chmod(0o2775)
     with pytest.raises(SystemExit):
         close_course(course)
+
+
+def test_a_time_as_nbgrader_writes_it_is_read_as_nbgrader_reads_it():
+    """``parse_time`` reads nbgrader's own "... UTC" without nbgrader's import: the same
+    moment as nbgrader's ``parse_utc``."""
+    import datetime
+
+    from nbgrader.utils import parse_utc
+
+    from gather_course.grading._receipts import parse_time
+
+    for text in (
+        "2026-11-27 10:00:00.123456 UTC",
+        "2026-11-27 10:00:00 UTC",
+    ):
+        theirs = parse_utc(text).replace(tzinfo=datetime.timezone.utc)
+        assert parse_time(text) == theirs, text
+    assert parse_time("2026-11-27 10:00:00+02:00 UTC") is None  # (nbgrader's cannot either)
+    assert parse_time("not a time") is None
