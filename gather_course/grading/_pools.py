@@ -34,10 +34,10 @@ class EmbeddedPool:
     """``jobs`` referees in this process, each with a warm worker.
 
     Opened before this process imports torch and the question bank (this module imports
-    neither until its workers have started): the workers warm up meanwhile. On a few cores,
-    the workers past one core less than the machine's start once the first has timed the
-    solutions (:meth:`run`): a worker's start-up is a core's second, and the first
-    submission waits for the first worker and for this process, not for the others.
+    neither until its workers have started): the workers warm up meanwhile. The workers
+    past one core less than the machine's start with the first verdict (:meth:`run`): a
+    worker's start-up is a core's second, and on few cores the first submission would wait
+    for it as well as for the first worker and this process.
     """
 
     def __init__(
@@ -55,6 +55,7 @@ class EmbeddedPool:
             Referee(_started_first(w) if w else Worker, call_limit=timeout or CALL_LIMIT)
             for w in started + [None] * (count - now)
         ]
+        self._serving = now  # the referees that take submissions now (the rest: see run)
 
     def describe(self) -> str:
         return f"isolation: {isolation()}"
@@ -73,10 +74,8 @@ class EmbeddedPool:
             baselines(self.referees[0], released, secret)
         except NotGraded as exc:
             raise GatherCourseError(f"grading cannot start: {exc}") from None
-        for referee in self.referees[1:]:
-            referee.worker  # noqa: B018 - starts it now, if it has not started
         free: queue.Queue[Referee] = queue.Queue()
-        for referee in self.referees:
+        for referee in self.referees[: self._serving]:
             free.put(referee)
 
         def one(job: StudentJob) -> dict[str, Any]:
@@ -88,10 +87,19 @@ class EmbeddedPool:
 
         threads = ThreadPoolExecutor(max_workers=len(self.referees))
         try:
-            for future in as_completed([threads.submit(one, job) for job in jobs]):
+            for n, future in enumerate(as_completed([threads.submit(one, job) for job in jobs])):
+                if n + 1 < len(jobs):
+                    self._start_the_rest(free)
                 yield future.result()
         finally:  # stopped early (Ctrl+C): what has not started never will
             threads.shutdown(wait=True, cancel_futures=True)
+
+    def _start_the_rest(self, free: queue.Queue[Referee]) -> None:
+        """The referees held back: their workers start now, and they take submissions."""
+        for referee in self.referees[self._serving :]:
+            referee.worker  # noqa: B018 - starts it now
+            free.put(referee)
+        self._serving = len(self.referees)
 
     def close(self) -> None:
         for referee in self.referees:
