@@ -31,11 +31,21 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 _TICK = os.sysconf("SC_CLK_TCK")
-_START = time.perf_counter()
+
+
+def _started_ago() -> float:
+    """Seconds since this process started (the kernel's start time, to a clock tick)."""
+    with open("/proc/self/stat", "rb") as f:
+        start = int(f.read().rsplit(b")", 1)[1].split()[19]) / _TICK
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0]) - start
+
+
+_START = time.perf_counter() - _started_ago()  # events count from the command's start
 
 # part: what it covers (the order of the table)
 PARTS = {
-    "start-up: imports and settings": "the instructor's process until the pool opens",
+    "start-up: imports and settings": "the instructor's process until the pool opens, its imports",
     "start-up: workers": "each worker's sandbox, Python, torch and template, until ready",
     "start-up: gradebook registration": "nbgrader's generate_assignment, the released notebooks",
     "start-up: self-test and baselines": "the course solution graded once, then timed",
@@ -123,21 +133,9 @@ class _Recorder:
 
 
 def _instrument(rec: _Recorder) -> None:
-    """Wrap the grader's parts (in this child process only)."""
-    import nbformat
-
-    from gather_course.grading import (
-        _classjob,
-        _grade,
-        _jobdata,
-        _journal,
-        _record,
-        _referee,
-        _sandbox,
-        _timing,
-        _verdict_log,
-    )
-    from gather_course.questions import steps
+    """Wrap the grader's parts (in this child process only): the workers' now, the rest
+    once the pool is open (as the command does, this process imports torch only then)."""
+    from gather_course.grading import _pools, _sandbox
 
     phase = threading.local()  # inside the baselines: their jobs are start-up
 
@@ -145,11 +143,13 @@ def _instrument(rec: _Recorder) -> None:
         def open_pool(*args, **kwargs):
             rec.add("start-up: imports and settings", time.process_time())
             rec.events["pool opened"] = time.perf_counter() - _START
-            return original(*args, **kwargs)
+            before = time.thread_time()  # (the workers' start is in their own processes)
+            pool = original(*args, **kwargs)
+            _instrument_judging(rec, phase)  # imports what the command imports next
+            rec.add("start-up: imports and settings", time.thread_time() - before)
+            return pool
 
         return open_pool
-
-    from gather_course.grading import _pools
 
     _pools.open_pool = opened(_pools.open_pool)
     run, ready = _sandbox.Worker.run, _sandbox.Worker._wait_ready
@@ -160,6 +160,7 @@ def _instrument(rec: _Recorder) -> None:
         if not was:
             rec.add("start-up: workers", _tree_cpu(self._proc.pid))
             self._profiled = _tree_cpu(self._proc.pid)
+            rec.events.setdefault("first worker ready", time.perf_counter() - _START)
 
     def job(self, header, payload=b"", later=None):
         self._wait_ready()
@@ -183,6 +184,24 @@ def _instrument(rec: _Recorder) -> None:
 
     _sandbox.Worker.run, _sandbox.Worker._wait_ready = job, wait_ready
     _sandbox.Worker.close = closed
+
+
+def _instrument_judging(rec: _Recorder, phase: threading.local) -> None:
+    """Wrap the instructor's parts of judging and recording."""
+    import nbformat
+
+    from gather_course.grading import (
+        _classjob,
+        _grade,
+        _jobdata,
+        _journal,
+        _record,
+        _referee,
+        _timing,
+        _verdict_log,
+    )
+    from gather_course.questions import steps
+
     baselines = _classjob.baselines
 
     def in_startup(*args, **kwargs):
@@ -193,7 +212,11 @@ def _instrument(rec: _Recorder) -> None:
             phase.startup = False
             rec.events.setdefault("first submission", time.perf_counter() - _START)
 
-    _pools.baselines = in_startup
+    _classjob.baselines = in_startup
+    from gather_course.grading import _pools
+
+    if hasattr(_pools, "baselines"):  # (a revision that imported it with the module)
+        _pools.baselines = in_startup
     rec.wrap(_classjob, "self_test", "start-up: self-test and baselines")
     rec.wrap(_referee.Referee, "baseline", "start-up: self-test and baselines")
     rec.wrap(_grade, "release_notebooks", "start-up: gradebook registration")
@@ -213,6 +236,13 @@ def _instrument(rec: _Recorder) -> None:
     rec.wrap(_referee.Referee, "judge", "judging, the rest")
     rec.wrap(_timing, "_large_answer", "timing: the large result")
     rec.wrap(_record.Recorder, "_record", "gradebook: nbgrader autograde")
+    add = _record.Recorder.add
+
+    def first_verdict(self, result):
+        rec.events.setdefault("first verdict", time.perf_counter() - _START)
+        return add(self, result)
+
+    _record.Recorder.add = first_verdict
     rec.wrap(_record, "scores", "journal, logs, CSV")
     finish = _record.Recorder.finish
 
@@ -299,8 +329,10 @@ def _table(data: dict, wall: float, args: argparse.Namespace, where: str, full: 
         f"every score {'as deserved' if args.mix else 'full'}: {full}"
     )
     print(
-        f"events (s from the start): pool opened {ev.get('pool opened', 0):.1f}, "
-        f"first submission {ev.get('first submission', 0):.1f}, last verdict "
+        f"events (s from the start): pool opened {ev.get('pool opened', 0):.2f}, "
+        f"first worker ready {ev.get('first worker ready', 0):.2f}, "
+        f"first submission {ev.get('first submission', 0):.2f}, "
+        f"first verdict {ev.get('first verdict', 0):.2f}, last verdict "
         f"{ev.get('last verdict', 0):.1f}, end {ev.get('end', 0):.1f}\n"
     )
     print("| part | what it covers | core-s, class | core-s per submission | share |")
@@ -311,6 +343,17 @@ def _table(data: dict, wall: float, args: argparse.Namespace, where: str, full: 
     idle = budget - sum(cpu.values())
     print(f"| idle | cores waiting | {idle:.2f} | {idle / n:.3f} | {100 * idle / budget:.0f} % |")
     print(f"| **all** | wall x cores | {budget:.2f} | {budget / n:.3f} | 100 % |")
+    judging = sum(v for k, v in cpu.items() if not k.startswith("start-up"))
+    print(
+        f"\nCPU a submission, start-up and idle left out (robust on a shared machine): "
+        f"{judging / n:.3f} core-s (workers {_workers(cpu) / n:.3f}, this process "
+        f"{(judging - _workers(cpu)) / n:.3f})"
+    )
+
+
+def _workers(cpu: dict) -> float:
+    """The workers' CPU outside start-up: their jobs and what they do between them."""
+    return sum(v for k, v in cpu.items() if k.startswith(("job processes", "workers")))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Grading a large class: the embedded pool against Dask, every score checked.
 
     python benchmarks/bench_scale.py [--students 1000] [--jobs N] [--only embedded,local:1]
+    python benchmarks/bench_scale.py --scaling [--students 500]
 
 Builds a synthetic class of ``basics`` submissions in known proportions (solutions, the
 typical wrong answers of tests/answers.py, untouched notebooks, corrupt files and
@@ -12,13 +13,18 @@ every student's score against what their kind deserves, and prints one Markdown 
 - ``processes``: ``dask scheduler`` and two ``dask worker`` processes, as a real cluster runs.
 
 Start-up is the wall time of grading a class of two in the same configuration; the rate is
-(students - 2) / (wall - start-up). docs/benchmarks.md records a run.
+(students - 2) / (wall - start-up). ``--scaling`` grades with Dask ``LocalCluster`` clusters of
+1, 2, 4 and 8 workers (``--only local:1,local:2,local:4,local:8``, CPU only: the sandbox
+hides any GPU) and prints each doubling's gain in rate: on a machine of 16 cores or more,
+every worker and the instructor's process have cores of their own. docs/benchmarks.md
+records a run.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import itertools
 import os
 import signal
 import socket
@@ -155,13 +161,30 @@ def _run(config: str, students: int, jobs: int, base: Path) -> dict:
     return {"config": config, "wall": walls[students], "start": start, "rate": rate}
 
 
+SCALING = ("local:1", "local:2", "local:4", "local:8")
+
+
+def _doublings(rates: dict[str, float]) -> None:
+    """Each doubling of Dask workers measured here: the rate's gain (2.00: perfect)."""
+    pairs = [(a, b) for a, b in itertools.pairwise(SCALING) if a in rates and b in rates]
+    if pairs:
+        print(f"\nDask scaling on {os.cpu_count()} cores (rate ratio per doubling of workers):")
+    for a, b in pairs:
+        print(f"- {b} / {a}: {rates[b] / rates[a]:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=1000)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--only", default="embedded,local:1,local:2,processes")
+    parser.add_argument(
+        "--scaling",
+        action="store_true",
+        help="Dask scaling: --only " + ",".join(SCALING) + ", and each doubling's gain",
+    )
     args = parser.parse_args()
-    configs = args.only.split(",")
+    configs = list(SCALING) if args.scaling else args.only.split(",")
     print(f"machine: {machine('cpu')}; {args.students} submissions of basics ({MIX})")
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:
@@ -179,9 +202,7 @@ def main() -> None:
             f"| {r['config']} | {r['wall']:.1f} | {r['start']:.1f} | {r['rate']:.2f} | "
             f"{1 / r['rate']:.2f} | {cores / r['rate']:.2f} |"
         )
-    by = {r["config"]: r for r in rows}
-    if "local:1" in by and "local:2" in by:
-        print(f"\nlocal:2 / local:1 rate: {by['local:2']['rate'] / by['local:1']['rate']:.2f}")
+    _doublings({r["config"]: r["rate"] for r in rows})
     best = max(rows, key=lambda r: r["rate"])
     per_machine = best["rate"]
     print(

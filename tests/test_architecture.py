@@ -103,6 +103,38 @@ def test_the_grader_and_the_command_line_start_without_matplotlib():
     assert after == "True gather_course.draw"  # and a learner's drawing still loads it
 
 
+def test_grade_starts_its_workers_before_this_process_imports_torch(tmp_path):
+    """``gather-course grade`` opens the embedded pool before it imports torch, the question
+    bank or nbgrader (the workers warm up meanwhile); the package's public names still load
+    on first use, ``diagnose`` and ``explain`` as the functions, not their modules."""
+    code = (
+        "import sys\n"
+        "from gather_course.grading import _pools\n"
+        "def seen(*a, **k):\n"
+        "    print(sorted(m for m in ('torch', 'nbgrader', 'gather_course.questions') "
+        "if m in sys.modules))\n"
+        "    raise SystemExit(0)\n"
+        "_pools.open_pool = seen\n"
+        "from gather_course.cli import main\n"
+        f"main(['grade', 'basics', '--course', {str(tmp_path / 'course')!r}])\n"
+    )
+    course = tmp_path / "course"
+    (course / "solutions" / "basics").mkdir(parents=True)
+    (course / "solutions" / "basics" / "basics.ipynb").write_text("{}")
+    (course / "nbgrader_config.py").write_text("c = get_config()\n")
+    (course / "submitted" / "ada" / "basics").mkdir(parents=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "[]"
+    names = (
+        "import gather_course, gather_course.diagnose, gather_course.explain\n"
+        "from gather_course import diagnose, explain, exercise\n"
+        "print(type(diagnose).__name__, type(explain).__name__, exercise.__module__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", names], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "function function gather_course.questions._question"
+
+
 # -- what a maintainer can read in one place (docs/architecture.md, "Where to change what") ----
 
 

@@ -282,3 +282,42 @@ def test_a_course_whose_staff_share_it_keeps_its_group(tmp_path):
     course.chmod(0o2775)
     assert close_course(course)
     assert stat.S_IMODE(course.stat().st_mode) == 0o2770  # others out, the group in
+
+
+def test_a_course_config_that_never_names_groupshared_is_not_run_to_close_it(tmp_path):
+    """Closing the folder runs nbgrader_config.py (it imports nbgrader, 0.6 s before grading
+    starts) only where the file could set groupshared: here it is never run, and the group
+    is closed too, the safe side."""
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text(
+        "raise SystemExit('run')\nc = get_config()\nc.Exchange.timezone = 'UTC'\n"
+    )
+    course.chmod(0o2775)
+    assert close_course(course)
+    assert stat.S_IMODE(course.stat().st_mode) == 0o2700
+    (course / "nbgrader_config.py").write_text(
+        "c = get_config()\nraise SystemExit('run')\nload_subconfig('staff_config.py')\n"
+    )
+    course.chmod(0o2775)
+    with pytest.raises(SystemExit):
+        close_course(course)
+
+
+def test_a_time_as_nbgrader_writes_it_is_read_as_nbgrader_reads_it():
+    """``parse_time`` reads nbgrader's own "... UTC" without nbgrader's import: the same
+    moment as nbgrader's ``parse_utc``."""
+    import datetime
+
+    from nbgrader.utils import parse_utc
+
+    from gather_course.grading._receipts import parse_time
+
+    for text in (
+        "2026-11-27 10:00:00.123456 UTC",
+        "2026-11-27 10:00:00 UTC",
+    ):
+        theirs = parse_utc(text).replace(tzinfo=datetime.timezone.utc)
+        assert parse_time(text) == theirs, text
+    assert parse_time("2026-11-27 10:00:00+02:00 UTC") is None  # (nbgrader's cannot either)
+    assert parse_time("not a time") is None

@@ -177,6 +177,63 @@ def test_a_job_process_shares_no_writable_memory_and_holds_only_its_own_descript
     assert fds == 6  # 0-2 (/dev/null), its channel, its heartbeat, and the listing itself
 
 
+def test_a_job_process_is_the_supervisors_child_and_the_template_has_none(referee):
+    """The template forks each job as its sibling (one fork, ``clone``'s CLONE_PARENT): the
+    job's exit status goes to the supervisor, and the template is left with no child."""
+    probe = textwrap.dedent("""
+        import os
+        def probe():
+            parent = os.getppid()
+            def stat(pid):
+                with open("/proc/%d/stat" % pid) as f:
+                    return f.read().rsplit(")", 1)[1].split()
+            kids = [int(p) for p in os.listdir("/proc") if p.isdigit() and int(p) != os.getpid()
+                    and int(stat(int(p))[1]) == parent]  # the template: the other child
+            with open("/proc/%d/task/%d/children" % (kids[0], kids[0])) as f:
+                return (len(kids), f.read().split())
+        """)
+    if not SANDBOXED:
+        pytest.skip("the sandbox's own process table: without one, the machine's")
+    assert _raw(referee, [probe], "probe") == (1, [])
+
+
+def test_fork_beside_makes_a_child_of_the_callers_parent():
+    """``_procs.fork_beside`` in a template-like process (one thread, forked from its
+    parent): the new process is that parent's child, not the caller's, and Python runs in
+    it as after ``os.fork``."""
+    import subprocess
+    import sys
+
+    if platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip("clone's number is known for x86_64 and aarch64 only")
+    code = textwrap.dedent("""
+        import os
+        from gather_course.grading import _procs
+        r, w = os.pipe()
+        template = os.fork()  # (one thread in it, as in the worker's template)
+        if template == 0:
+            try:
+                pid = _procs.fork_beside()
+                if pid == 0:
+                    os._exit(7)
+                try:
+                    os.waitpid(pid, 0)
+                    mine = "the template's"
+                except ChildProcessError:
+                    mine = "not the template's"
+                os.write(w, f"{pid} {mine}".encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        os.waitpid(template, 0)
+        pid, mine = os.read(r, 100).decode().split(" ", 1)
+        _, status = os.waitpid(int(pid), 0)  # ours: we read its exit status
+        print(mine, os.WEXITSTATUS(status))
+        """)
+    said = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert said.stdout.strip() == "not the template's 7", said.stdout + said.stderr[-2000:]
+
+
 def test_a_timing_input_prepared_for_at_the_top_of_a_cell_is_not_the_one_timed(referee):
     """Attack 2: the timing input used to be built (from a public seed) before the cells ran,
     so a cell could find it, answer it with a slow loop untimed, and replay the answer."""

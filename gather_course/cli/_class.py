@@ -134,8 +134,10 @@ def _tasks(args: argparse.Namespace) -> int:
 
 
 def _grade(args: argparse.Namespace) -> int:
-    from ..course import course_root, known_assignment
-    from ..grading import csv_target, grade_class, open_pool, submissions
+    # torch, the question bank and nbgrader are imported once the pool is open: the
+    # embedded pool's workers warm up meanwhile (nothing is written before a refusal)
+    from ..course import course_root, csv_target, known_assignment, submissions
+    from ..grading import open_pool
 
     root = course_root(args.course)
     for assignment in args.assignment:  # every argument checked before grading
@@ -170,6 +172,8 @@ def _grade(args: argparse.Namespace) -> int:
         args.scheduler, jobs, args.timeout, args.require_sandbox, certificates, args.insecure
     )
     try:
+        from ..grading import grade_class
+
         say_closed(root)  # (once grading can begin: nothing is changed before a refusal)
         print(pool.describe(), flush=True)
         for assignment in args.assignment:
@@ -195,8 +199,7 @@ def _setting(root: Path, name: str) -> str | None:
 
 
 def _report_command(args: argparse.Namespace) -> int:
-    from ..course import course_root, known_assignment
-    from ..grading import csv_target
+    from ..course import course_root, csv_target, known_assignment
 
     root = course_root(args.course)
     known_assignment(root, args.assignment)

@@ -13,6 +13,7 @@ from .._front_door import front_door
 _EXPORTS = {
     "alembic_on_path": "_course",
     "assignments": "_course",
+    "csv_target": "_course",
     "course_root": "_course",
     "known_assignment": "_course",
     "nbgrader_api": "_course",
@@ -21,6 +22,7 @@ _EXPORTS = {
     "PROTECTED": "_course",
     "RELEASE": "_course",
     "release": "_course",
+    "submissions": "_course",
     "SOURCE": "_course",
     "execute_notebook": "_execute",
     "EDITION": "_twins",

@@ -77,6 +77,23 @@ def known_assignment(root: Path, name: str) -> str:
     return name
 
 
+def csv_target(root: Path, csv_path: Path) -> Path:
+    """``csv_path``, resolved, unless it lies in a folder our commands never write into."""
+    csv_path = csv_path.resolve()
+    for folder in PROTECTED:
+        if (root / folder).resolve() in csv_path.parents:
+            raise GatherCourseError(f"the CSV must not be written into {folder}/; got {csv_path}.")
+    return csv_path
+
+
+def submissions(root: Path, assignment: str) -> list[str]:
+    """Students with a submission of ``assignment`` in ``submitted/<student>/<assignment>/``."""
+    base = root / "submitted"
+    if not base.is_dir():
+        return []
+    return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir())
+
+
 @contextlib.contextmanager
 def nbgrader_api(root: Path, **config: Any) -> Iterator[Any]:
     """nbgrader's Python API on the course at ``root``, with its nbgrader_config.py.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..questions import CheckResult, exercise
 from ._failures import GraderBroken
 from ._referee import Plan, Referee
 from ._submission import OWN, NotGraded, Submission, graded_cells, read_submission
+from ._submission import checksum as cell_checksum
 
 
 @dataclass(frozen=True)
@@ -69,8 +70,6 @@ def _check_tests(nb: Any, released: Any) -> list[str]:
     nbgrader_config.py for a deleted one) before the verdict goes into it. The notes are the
     words ``gather-course check`` says (:mod:`._test_notes`), in the student's language.
     """
-    from nbgrader.utils import compute_checksum
-
     from ._test_notes import deleted_test_note, edited_test_note
 
     mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
@@ -83,7 +82,7 @@ def _check_tests(nb: Any, released: Any) -> list[str]:
             c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
         )
         checksum = original.metadata["nbgrader"].get("checksum")
-        if checksum and compute_checksum(mine[gid]) != checksum:
+        if checksum and cell_checksum(mine[gid]) != checksum:
             notes.append(edited_test_note(gid))
     return notes
 
@@ -175,16 +174,21 @@ def judge_student(
     return result
 
 
-def self_test(referee: Referee, released: dict[str, Any]) -> None:
+def self_test(referee: Referee, released: dict[str, Any], secret: int | None = None) -> None:
     """Grade the course's own solution of the first question once, before any submission:
     a grader that cannot pass it raises :class:`GraderBroken`, naming what it saw, and
-    grades no one. (A verdict of its timing alone is not held against the grader: a busy
-    machine, not a broken one.)"""
+    grades no one. With the run's ``secret`` it meets the students' cases (their expected
+    outputs are made once). Its CPU time is not judged here: :func:`baselines` times the
+    solution next, and a verdict of timing alone would not be held against the grader (a
+    busy machine, not a broken one); here it would be one more job before the first
+    submission."""
     for nb in released.values():
         for _gid, qid, _points in graded_cells(nb):
             q = exercise(qid.partition(":")[0])
             mine = Submission([_IMPORTS, q.solution_code])
-            verdict = referee.judge(mine, Plan.make(q.qid, None))
+            plan = Plan.make(q.qid, secret)
+            untimed = replace(plan, question=replace(plan.question, timing=None))
+            verdict = referee.judge(mine, untimed)
             if not verdict.passed and verdict.tier != Tier.NOT_VECTORIZED:
                 first = str(verdict).splitlines()[0]
                 raise GraderBroken(
@@ -201,7 +205,7 @@ def baselines(referee: Referee, released: dict[str, Any], secret: int) -> None:
     """Check the grader on the course's own solution (:func:`self_test`), then time the
     solutions before any submission runs on this referee's machine: no student's job can
     touch the measurement every verdict is compared with."""
-    self_test(referee, released)
+    self_test(referee, released, secret)
     for nb in released.values():
         for _gid, qid, _points in graded_cells(nb):
             plan = Plan.make(qid.replace(f":{OWN}", ""), secret)  # the public baseline

@@ -16,10 +16,11 @@ from typing import Any, TextIO
 from .._errors import GatherCourseError
 from .._i18n import edition
 from ..course import (
-    PROTECTED,
     RELEASE,
+    csv_target,
     known_assignment,
     nbgrader_api,
+    submissions,
 )
 from ..questions import is_misconception
 from ._classes import own_variants
@@ -63,14 +64,6 @@ class StudentGrade:
     verdicts: dict[str, dict[str, Any]] = field(default_factory=dict)  # per question, plain
 
 
-def submissions(root: Path, assignment: str) -> list[str]:
-    """Students with a submission of ``assignment`` in ``submitted/<student>/<assignment>/``."""
-    base = root / "submitted"
-    if not base.is_dir():
-        return []
-    return sorted(p.name for p in base.iterdir() if (p / assignment).is_dir())
-
-
 def _released(root: Path, assignment: str) -> dict[str, Any]:
     """:func:`release_notebooks`, nbgrader asked (under the gradebook lock) only where
     ``exercises/`` does not hold them."""
@@ -89,15 +82,6 @@ def release_notebooks(root: Path, api: Any, assignment: str) -> dict[str, Any]:
         return {p.name: nbformat.read(p, 4) for p in sorted(folder.glob("*.ipynb"))}
     with generated(api, assignment) as made:
         return {p.name: nbformat.read(p, 4) for p in sorted(made.glob("*.ipynb"))}
-
-
-def csv_target(root: Path, csv_path: Path) -> Path:
-    """``csv_path``, resolved, unless it lies in a folder our commands never write into."""
-    csv_path = csv_path.resolve()
-    for folder in PROTECTED:
-        if (root / folder).resolve() in csv_path.parents:
-            raise GatherCourseError(f"the CSV must not be written into {folder}/; got {csv_path}.")
-    return csv_path
 
 
 def _log(root: Path, entry: dict[str, Any]) -> None:
@@ -166,7 +150,7 @@ def grade_class(
     released = _released(root, assignment)
     earlier = keep_earlier(root, assignment, csv_path)  # graded before: its grades are kept
     log = VerdictLog(csv_path, assignment, released, edition(next(iter(released.values()))))
-    recorder = Recorder(root, assignment, times)  # written while the judging goes on
+    recorder = _LateRecorder(root, assignment, times)  # written while the judging goes on
     try:
         results = _judge_all(
             root, assignment, students, released, pool, journal, progress, log, recorder.add
@@ -185,6 +169,32 @@ def grade_class(
     if earlier is not None:
         progress.write("".join(line + "\n" for line in compared(earlier, csv_path)))
     return outcomes
+
+
+class _LateRecorder:
+    """The recorder (:class:`._record.Recorder`), started by the first verdict: its thread's
+    set-up (nbgrader imported, the gradebook checked, the assignment registered: about 1 s
+    of this process, under its one interpreter lock) comes while the class is judged, not
+    before the first submission is."""
+
+    def __init__(self, root: Path, assignment: str, times: dict[str, SubmissionTime]) -> None:
+        self._args = (root, assignment, times)
+        self._recorder: Recorder | None = None
+
+    def _started(self) -> Recorder:
+        if self._recorder is None:
+            self._recorder = Recorder(*self._args)
+        return self._recorder
+
+    def add(self, result: dict[str, Any]) -> None:
+        self._started().add(result)
+
+    def finish(self, students: list[str]) -> tuple[dict[str, Any], dict[str, str]]:
+        return self._started().finish(students)
+
+    def close(self) -> None:
+        if self._recorder is not None:
+            self._recorder.close()
 
 
 def _times_entry(times: dict[str, SubmissionTime], refusals: list[Any]) -> dict[str, Any]:

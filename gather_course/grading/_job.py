@@ -1,6 +1,6 @@
 """The job process: the only process that runs a student's code, and what it holds.
 
-A grandchild of the worker's template (:mod:`._worker`), handed to the supervisor. Only after
+Forked from the worker's template (:mod:`._worker`) as the supervisor's child. Only after
 the fork does it read its job from its own channel: the learner's cells and the inputs the
 referee made. It runs the cells, stops itself for a timing job (the supervisor reads its CPU
 clock) and only then receives the timing input, calls the learner's function, and writes its
@@ -42,7 +42,7 @@ def _vm_bytes() -> int:
 def _enter_job(channel: int, beat_w: int, supervisor: int) -> tuple[dict, bytes]:
     """Become the supervisor's child with nothing open but the job's channel and heartbeat,
     announce ourselves, read the job (only now: after the fork) and take its limits."""
-    while os.getppid() != supervisor:  # until the child in between has exited
+    while os.getppid() != supervisor:  # (forked twice: until the child in between has exited)
         time.sleep(0.0005)
     os.setsid()
     null = os.open(os.devnull, os.O_RDWR)

@@ -12,19 +12,33 @@ from __future__ import annotations
 
 import os
 import queue
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._errors import GatherCourseError
-from ._classjob import StudentJob, baselines, judge_student
-from ._referee import CALL_LIMIT, Referee
 from ._sandbox import SANDBOX, Worker, isolation
-from ._submission import NotGraded
+
+if TYPE_CHECKING:
+    from ._classjob import StudentJob
+    from ._referee import Referee
+
+
+def _started_first(worker: Worker) -> Callable[[], Worker]:
+    """A referee's worker factory: ``worker``, started already, then fresh ones."""
+    given = [worker]
+    return lambda: given.pop() if given else Worker()
 
 
 class EmbeddedPool:
-    """``jobs`` referees in this process, each with a warm worker (started now)."""
+    """``jobs`` referees in this process, each with a warm worker.
+
+    Opened before this process imports torch and the question bank (this module imports
+    neither until its workers have started): the workers warm up meanwhile. The workers
+    past one core less than the machine's start with the first verdict (:meth:`run`): a
+    worker's start-up is a core's second, and on few cores the first submission would wait
+    for it as well as for the first worker and this process.
+    """
 
     def __init__(
         self, jobs: int | None = None, timeout: float | None = None, require_sandbox: bool = False
@@ -32,12 +46,16 @@ class EmbeddedPool:
         level = isolation()
         if require_sandbox and level.level != SANDBOX:
             raise GatherCourseError(f"--require-sandbox: no sandbox here ({level.detail}).")
+        count = max(1, jobs or os.cpu_count() or 1)
+        now = max(1, min(count, (os.cpu_count() or 1) - 1))
+        started: list[Worker | None] = [Worker() for _ in range(now)]  # import torch meanwhile
+        from ._referee import CALL_LIMIT, Referee
+
         self.referees = [
-            Referee(Worker, call_limit=timeout or CALL_LIMIT)
-            for _ in range(max(1, jobs or os.cpu_count() or 1))
+            Referee(_started_first(w) if w else Worker, call_limit=timeout or CALL_LIMIT)
+            for w in started + [None] * (count - now)
         ]
-        for referee in self.referees:  # the workers import torch while nbgrader sets up
-            referee.worker  # noqa: B018 - starts it now
+        self._serving = now  # the referees that take submissions now (the rest: see run)
 
     def describe(self) -> str:
         return f"isolation: {isolation()}"
@@ -49,12 +67,15 @@ class EmbeddedPool:
         self, jobs: list[StudentJob], released: dict[str, Any], secret: int
     ) -> Iterator[dict[str, Any]]:
         """Each job's result, as it finishes (the solutions are timed first)."""
+        from ._classjob import baselines, judge_student
+        from ._submission import NotGraded
+
         try:
             baselines(self.referees[0], released, secret)
         except NotGraded as exc:
             raise GatherCourseError(f"grading cannot start: {exc}") from None
         free: queue.Queue[Referee] = queue.Queue()
-        for referee in self.referees:
+        for referee in self.referees[: self._serving]:
             free.put(referee)
 
         def one(job: StudentJob) -> dict[str, Any]:
@@ -66,10 +87,19 @@ class EmbeddedPool:
 
         threads = ThreadPoolExecutor(max_workers=len(self.referees))
         try:
-            for future in as_completed([threads.submit(one, job) for job in jobs]):
+            for n, future in enumerate(as_completed([threads.submit(one, job) for job in jobs])):
+                if n + 1 < len(jobs):
+                    self._start_the_rest(free)
                 yield future.result()
         finally:  # stopped early (Ctrl+C): what has not started never will
             threads.shutdown(wait=True, cancel_futures=True)
+
+    def _start_the_rest(self, free: queue.Queue[Referee]) -> None:
+        """The referees held back: their workers start now, and they take submissions."""
+        for referee in self.referees[self._serving :]:
+            referee.worker  # noqa: B018 - starts it now
+            free.put(referee)
+        self._serving = len(self.referees)
 
     def close(self) -> None:
         for referee in self.referees:

@@ -22,10 +22,19 @@ from .._errors import GatherCourseError
 
 
 def groupshared(root: Path) -> bool:
-    """nbgrader's ``CourseDirectory.groupshared`` in the course's ``nbgrader_config.py``."""
+    """nbgrader's ``CourseDirectory.groupshared`` in the course's ``nbgrader_config.py``.
+
+    The file is run (it imports nbgrader: about 0.6 s, before grading can start) only where
+    it could set it: where it names the setting or loads another file. Anywhere else the
+    answer is False: the folder is closed to its group too, the safe side.
+    """
     from traitlets.config.loader import PyFileConfigLoader
 
-    if not (root / "nbgrader_config.py").is_file():
+    path = root / "nbgrader_config.py"
+    if not path.is_file():
+        return False
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if "groupshared" not in text and "load_subconfig" not in text:
         return False
     config = PyFileConfigLoader("nbgrader_config.py", str(root)).load_config()
     return bool(config.CourseDirectory.get("groupshared", False))

@@ -49,6 +49,35 @@ def _prctl(option: int, value: int) -> None:
         pass
 
 
+# clone(2)'s system call number on this machine (None: not one we know), and its flag that
+# makes the new process a child of the caller's parent
+_CLONE = {"x86_64": 56, "aarch64": 220}.get(platform.machine())
+_CLONE_PARENT = 0x00008000
+
+
+def fork_beside() -> int | None:
+    """``os.fork()``, but the new process is a child of our parent (``clone`` with
+    ``CLONE_PARENT``): 0 in it, its pid here. Python is told as ``os.fork`` tells it
+    (``PyOS_BeforeFork`` and ``PyOS_AfterFork_*``: its locks, its ``register_at_fork``
+    hooks). None where it is not done: a machine whose ``clone`` we do not know, or more
+    than one thread here (a bare ``clone`` skips the C library's fork handlers, which
+    only threads need), or a ``clone`` the kernel refused; the caller then forks twice.
+    """
+    if _CLONE is None or len(os.listdir("/proc/self/task")) != 1:
+        return None
+    api = ctypes.pythonapi
+    clone = ctypes.PyDLL(None).syscall  # the GIL held throughout, as os.fork holds it
+    clone.restype = ctypes.c_long
+    flags = ctypes.c_ulong(_CLONE_PARENT | signal.SIGCHLD)
+    api.PyOS_BeforeFork()
+    pid = clone(ctypes.c_long(_CLONE), flags, *(ctypes.c_long(0) for _ in range(4)))
+    if pid == 0:
+        api.PyOS_AfterFork_Child()
+        return 0
+    api.PyOS_AfterFork_Parent()
+    return pid if pid > 0 else None
+
+
 def _stat(pid: int) -> list[bytes]:
     with open(f"/proc/{pid}/stat", "rb") as f:
         return f.read().rsplit(b")", 1)[1].split()

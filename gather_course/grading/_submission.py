@@ -9,6 +9,7 @@ work), nor is the "practise more" section at a notebook's end (cells marked
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,8 +72,6 @@ def read_submission(nb: Any, reference: Any) -> Submission:
     ``reference`` is the course's student notebook (for grading) or ``nb`` itself (for a
     learner's own check). Test cells are never run: the referee does their work.
     """
-    from nbgrader.utils import is_grade, is_locked, is_solution
-
     ref = {
         c.metadata["nbgrader"]["grade_id"]: c
         for c in reference.cells
@@ -139,14 +138,48 @@ _EXERCISE = re.compile(r"""(\bmine\.)?exercise\(["']([\w.]+)["'](?:\s*,\s*["']([
 OWN = "@student"  # graded_cells' variant for "each student's own"
 
 
+# nbgrader's own rules for its cell metadata (nbgrader.utils: is_grade, is_solution,
+# is_locked, compute_checksum), here so that judging never imports nbgrader (0.6 s of CPU
+# before the first submission); tests/test_edited_test_cells.py compares them with nbgrader's
+# on every cell of the course's notebooks.
+
+
+def is_grade(cell: Any) -> bool:
+    """A grade cell (nbgrader's ``is_grade``)."""
+    return bool(cell.metadata.get("nbgrader", {}).get("grade", False))
+
+
+def is_solution(cell: Any) -> bool:
+    """A solution cell (nbgrader's ``is_solution``)."""
+    return bool(cell.metadata.get("nbgrader", {}).get("solution", False))
+
+
+def is_locked(cell: Any) -> bool:
+    """A cell whose source nbgrader overwrites (nbgrader's ``is_locked``)."""
+    if "nbgrader" not in cell.metadata or is_solution(cell):
+        return False
+    return is_grade(cell) or bool(cell.metadata["nbgrader"].get("locked", False))
+
+
+def checksum(cell: Any) -> str:
+    """nbgrader's ``compute_checksum`` of a cell of its (a grade_id in its metadata)."""
+    meta = cell.metadata["nbgrader"]
+    parts = [cell.source, cell.cell_type, str(is_grade(cell)), str(is_solution(cell))]
+    parts += [str(is_locked(cell)), meta["grade_id"]]
+    if is_grade(cell):
+        parts.append(str(float(meta["points"])))
+    digest = hashlib.md5()  # (nbgrader's checksum: no secret)
+    for part in parts:
+        digest.update(part.encode("utf-8"))
+    return digest.hexdigest()
+
+
 def graded_cells(nb: Any) -> list[tuple[str, str, float]]:
     """(test cell's grade_id, question id, points) of a course notebook, in order.
 
     The question id carries the class variant a test cell names, as ``qid:variant``, and
     ``qid:@student`` for a class release's ``mine.exercise(qid)``: each student's own.
     """
-    from nbgrader.utils import is_grade, is_solution
-
     found = []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})

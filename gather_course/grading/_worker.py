@@ -12,9 +12,10 @@ its inputs:
   and the public helpers once, then only ever receives a pair of file descriptors (a fresh
   channel for the next job) and forks. No job's data, result or exit status ever reaches
   it, so every fork of it is as pristine as the first.
-- the **job process** is a grandchild of the template (the child in between exits at once,
-  so the job process is handed to the supervisor, a subreaper, which waits for it and reads
-  its CPU time from the kernel). Only now does it read its job from its own channel:
+- the **job process** is forked from the template as the supervisor's child (``clone``'s
+  ``CLONE_PARENT``; where that cannot be done, as a grandchild whose parent exits at once,
+  so that it is handed to the supervisor, a subreaper): the supervisor waits for it and
+  reads its CPU time from the kernel. Only now does it read its job from its own channel:
   the learner's cells and the inputs the referee made. For a timing job it runs the cells,
   stops itself (the supervisor reads its CPU time), and only then receives the timing
   input, drawn from a secret seed: code at the top of a cell cannot prepare for it.
@@ -416,20 +417,32 @@ def _template(control: socket.socket, ready_w: int) -> None:
             return
         if len(fds) != 2:
             return  # the supervisor is gone
-        between = os.fork()
-        if between == 0:
-            if os.fork() == 0:  # the job process: never returns
-                code = 70
-                try:
-                    control.close()
-                    _job._job_process(fds[0], fds[1], supervisor)
-                    code = 0
-                finally:
-                    os._exit(code)
-            os._exit(0)  # hands the job process to the supervisor
+        _fork_job(control, fds, supervisor)
         for fd in fds:
             os.close(fd)
-        os.waitpid(between, 0)
+
+
+def _fork_job(control: socket.socket, fds: list[int], supervisor: int) -> None:
+    """A job process, the supervisor's child: forked as our sibling at once (one fork:
+    ``_procs.fork_beside``), else through a child in between that exits at once (the
+    supervisor, their subreaper, adopts it). Either way no job's exit status reaches us."""
+    pid = _procs.fork_beside()
+    if pid is None:
+        between = os.fork()
+        if between:
+            os.waitpid(between, 0)
+            return
+        pid = os.fork()
+        if pid:
+            os._exit(0)  # hands the job process to the supervisor
+    if pid == 0:  # the job process: never returns
+        code = 70
+        try:
+            control.close()
+            _job._job_process(fds[0], fds[1], supervisor)
+            code = 0
+        finally:
+            os._exit(code)
 
 
 if __name__ == "__main__":
