@@ -24,6 +24,11 @@ Expected outputs, reference answers and other submissions never enter a job proc
 referee compares outputs itself. ``gather_course`` in a job process is the public helpers
 only (:mod:`gather_course._answer_api`); in the sandbox the rest of the package is not even
 in the file system.
+
+Long on purpose (about 450 lines): one idea, the process tree that keeps every job pristine,
+and its fork protocol (who holds which descriptor, who forks whom, who waits), which has to
+be read whole to be audited; the job's own code is :mod:`._job`, the framing :mod:`._frames`,
+the processes' CPU and memory :mod:`._procs`.
 """
 
 from __future__ import annotations
