@@ -57,12 +57,12 @@ def graded_variants(qid: str) -> set[str] | None:
 
 
 def candidates(q: Question) -> list[str]:
-    """The variants practice may draw for ``q``: every one but the public one (drawn for a
-    question without variants) and the student's graded ones."""
+    """The variants practice may draw for ``q``: every one but the public one and the
+    student's graded ones. A question without variants gives its public one, with fresh
+    inputs, in a class too: its graded check has the same task (and hidden cases)."""
     if q.family is None:
-        names = ["public"]
-    else:
-        names = [q.family.name(p) for p in q.family.every()[1:]]
+        return ["public"]
+    names = [q.family.name(p) for p in q.family.every()[1:]]
     graded = graded_variants(q.qid)
     if graded is None:
         raise GatherCourseError(
