@@ -746,3 +746,22 @@ def test_a_class_release_made_again_is_byte_identical(klass, tmp_path):
     release_class(course_root(ROOT), SEED, again, ROSTER, execute=False)
     assert _digest(again / "exercises") == _digest(target / "exercises")
     assert json.loads((again / "class.json").read_text()) == info
+
+
+def test_a_class_release_has_no_practice_section_and_the_public_one_does(tmp_path):
+    """The self-paced edition's "practise more" section (it offers `.solution()`) is left out
+    of a class's notebooks, in both editions; the public release keeps it."""
+    from gather_course.grading._submission import practice_cell
+
+    for course in (ROOT, ROOT / "zh"):
+        release_class(course_root(course), 3, tmp_path / course.name, ["ann_1"], execute=False)
+        for name in assignments(course):
+            public = nbformat.read(course / "exercises" / name / f"{name}.ipynb", 4)
+            released = _released(tmp_path / course.name, name)
+            assert any(practice_cell(c) for c in public.cells), name
+            assert not any(practice_cell(c) for c in released.cells), name
+            text = "\n".join(c.source for c in released.cells if c.cell_type == "markdown")
+            assert ".solution()" not in text and "## Practise more" not in text, name
+            assert "加练（不计分）" not in text, name
+            last = released.cells[-1]  # the course's own last cell: before you submit
+            assert last.metadata.get("nbgrader", {}).get("grade_id") == "outro", name

@@ -33,7 +33,7 @@ from ..course import RELEASE, SOURCE, assignments, release
 from ..questions import Question, class_key, exercise, installed_bank, roster_tag, variant_for
 from ._private import close_course, groupshared, private_file
 from ._roster import gradebook_roster
-from ._submission import OWN, graded_cells
+from ._submission import OWN, graded_cells, practice_cell
 
 CLASS_FILE = "class.json"
 CLASS_HEADER = "class_header.ipynb"  # beside the course's header, which it replaces in a class
@@ -181,10 +181,25 @@ def _class_notebook(
             if own:
                 nb.cells.insert(nb.cells.index(task) + 1, _variant_cell(nbformat, task, public))
     nb.metadata.setdefault("gather_course", {})["class_release"] = True
+    nb.cells = _without_practice(nb.cells)
     for cell in nb.cells:  # executed afresh by the release
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return nb
+
+
+def _without_practice(cells: list[Any]) -> list[Any]:
+    """The cells without the self-paced edition's "practise more" section (its heading and
+    its practice cells, at the end): a class's notebook shows no solution, and its students
+    practise with ``exercise(qid).practice()`` or ``gather-course practice``, which never
+    draw their graded variant."""
+    first = next((i for i, c in enumerate(cells) if practice_cell(c)), None)
+    if first is None:
+        return cells
+    heading = cells[first - 1]
+    if heading.cell_type == "markdown" and "nbgrader" not in heading.metadata:
+        first -= 1
+    return cells[:first] + [c for c in cells[first:] if not practice_cell(c) and c is not heading]
 
 
 def own_variants(
