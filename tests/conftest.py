@@ -55,3 +55,14 @@ def _the_checkout_keeps_its_mode():
     yield
     after = stat.S_IMODE(root.stat().st_mode)
     assert after == before, f"a test changed {root}'s mode from {before:o} to {after:o}"
+
+
+@pytest.fixture(scope="module")
+def referee():
+    """A referee with its sandboxed worker, one a test module (grading tests share it)."""
+    from gather_course.grading._referee import Referee
+    from gather_course.grading._sandbox import Worker
+
+    ref = Referee(Worker, call_limit=10)
+    yield ref
+    ref.close()

@@ -22,9 +22,7 @@ from gather_course.course._course import assignments, course_root
 from gather_course.course._execute import execute_notebook
 from gather_course.grading._classes import own_variants, release_class
 from gather_course.grading._classjob import referee_files, student_job
-from gather_course.grading._referee import Referee
 from gather_course.grading._roster import read_roster
-from gather_course.grading._sandbox import Worker
 from gather_course.grading._submission import NotGraded, graded_cells
 from tests.helpers import ROOT, cli, fill_cells, variant_solutions
 
@@ -123,13 +121,6 @@ def test_the_sources_hold_the_preview_students_answers(klass):
             for line in answer.splitlines()[1:]:
                 assert line.strip() in text, (qid, line)
             assert f"def {exercise(qid).signature}:" in text  # one signature for everyone
-
-
-@pytest.fixture(scope="module")
-def referee():
-    ref = Referee(Worker, call_limit=10)
-    yield ref
-    ref.close()
 
 
 @CLASS

@@ -12,21 +12,12 @@ import pytest
 
 from gather_course.grading._classjob import StudentJob, judge_student
 from gather_course.grading._notebook_check import check_notebook
-from gather_course.grading._referee import Referee
-from gather_course.grading._sandbox import Worker
 from gather_course.grading._submission import graded_cells
 from gather_course.grading._test_notes import deleted_test_note, edited_test_note
 from tests import test_grading_e2e as e2e
 from tests.helpers import ROOT, fill_cells
 
 RELEASED = ROOT / "exercises" / "basics" / "basics.ipynb"
-
-
-@pytest.fixture(scope="module")
-def referee():
-    ref = Referee(Worker, call_limit=10)
-    yield ref
-    ref.close()
 
 
 @pytest.fixture(scope="module")

@@ -35,13 +35,6 @@ IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 SANDBOXED = isolation().level == SANDBOX
 
 
-@pytest.fixture(scope="module")
-def referee():
-    ref = Referee(Worker, call_limit=10)
-    yield ref
-    ref.close()
-
-
 def _raw(referee, cells: list[str], function: str) -> object:
     """What ``function()`` returned in a job process of its own (plain data)."""
     _reply, result = referee._job(cells, function, calls=[{"inputs": []}])

@@ -18,8 +18,6 @@ import pytest
 from gather_course import exercise
 from gather_course.grading._classjob import StudentJob, judge_student
 from gather_course.grading._notebook_check import check_notebook
-from gather_course.grading._referee import Referee
-from gather_course.grading._sandbox import Worker
 from gather_course.grading._submission import graded_cells, practice_cell, read_submission
 from tests import test_grading_e2e as e2e
 from tests.helpers import ROOT, fill_cells
@@ -70,13 +68,6 @@ def test_every_exercise_notebook_ends_with_a_practice_of_each_question(path):
 # --- grading skips the section --------------------------------------------------------------
 
 RELEASED = ROOT / "exercises" / "basics" / "basics.ipynb"
-
-
-@pytest.fixture(scope="module")
-def referee():
-    ref = Referee(Worker, call_limit=10)
-    yield ref
-    ref.close()
 
 
 def _practised(released):

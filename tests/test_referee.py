@@ -20,8 +20,7 @@ from gather_course import CheckResult, exercise, exercise_ids
 from gather_course import Tier as T
 from gather_course._i18n import speaking
 from gather_course.grading import _scan
-from gather_course.grading._referee import Referee
-from gather_course.grading._sandbox import SANDBOX, Worker, isolation
+from gather_course.grading._sandbox import SANDBOX, isolation
 from gather_course.grading._submission import read_submission
 from gather_course.questions._outcome import (
     Opaque,  # what the referee sends for values it cannot carry
@@ -34,13 +33,6 @@ from tests.helpers import judge as _judge
 ANSWERS = (ROOT / "tests" / "answers.py").read_text(encoding="utf-8")
 IMPORTS = "import itertools\nimport torch\nimport torch.nn.functional as F\n"
 REQUIRE_SANDBOX = os.environ.get("GATHER_COURSE_REQUIRE_SANDBOX", "") not in ("", "0")
-
-
-@pytest.fixture(scope="module")
-def referee():
-    ref = Referee(Worker, call_limit=10)
-    yield ref
-    ref.close()
 
 
 def test_ci_has_the_sandbox():
