@@ -10,12 +10,12 @@ drawings of index mappings, and a question bank with specific feedback.
 out[1][0] = input[1][index[1][0]] = input[1][1] = 50
 """
 
-import importlib
 import sys
 import types
 from typing import Any
 
 from ._errors import GatherCourseError
+from ._front_door import front_door
 
 __all__ = [
     "CheckResult",
@@ -52,12 +52,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'gather_course' has no attribute {name!r}")
+__getattr__ = front_door(__name__, _WHERE)  # as each room's __init__ loads its names
 
 
 def __dir__() -> list[str]:
