@@ -19,7 +19,6 @@ _EXPORTS = {
     "nbgrader_api": "_course",
     "nbgrader_errors": "_course",
     "notebook_file": "_course",
-    "PROTECTED": "_course",
     "RELEASE": "_course",
     "release": "_course",
     "submissions": "_course",
