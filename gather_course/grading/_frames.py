@@ -92,7 +92,7 @@ def read_frame(fd: int) -> tuple[dict, bytes]:
 
 def write_frame(fd: int, header: dict, payload: bytes = b"") -> None:
     head = json.dumps(header).encode()
-    data = struct.pack(">I", len(head)) + head + struct.pack(">Q", len(payload)) + payload
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    for data in (struct.pack(">I", len(head)) + head + struct.pack(">Q", len(payload)), payload):
+        view = memoryview(data)  # the payload is written as it is, never copied
+        while view:
+            view = view[os.write(fd, view) :]
