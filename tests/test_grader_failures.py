@@ -91,6 +91,39 @@ def test_the_self_test_refuses_a_grader_that_fails_the_courses_own_solution(tmp_
         broken.close()
 
 
+def test_the_timing_input_is_made_before_the_self_test_waits_for_the_first_worker():
+    # made after it, the 36 MB input (0.07 s) was one more step between the worker's start
+    # and the first verdict; made before, it fills the time the worker takes to warm up
+    from gather_course.grading import _classjob, _jobdata
+
+    released = {"basics.ipynb": nbformat.read(ROOT / "exercises" / "basics" / "basics.ipynb", 4)}
+    secret = 7_000_000 + os.getpid()  # no earlier test made this run's inputs
+    seeds = {
+        Plan.make(qid, secret).timing_seed
+        for _gid, qid, _points in graded_cells(released["basics.ipynb"])
+        if exercise(qid).timing and exercise(qid).vectorized
+    }
+
+    def held() -> set[int]:
+        return {key[2] for key in _jobdata._TIMING_BYTES} & seeds
+
+    assert seeds and not held()
+    referee = Referee(Worker, call_limit=10)
+    at_self_test = []
+    judge = referee.judge
+
+    def first_judge(*args, **kwargs):
+        at_self_test.append(held())
+        return judge(*args, **kwargs)
+
+    referee.judge = first_judge
+    try:
+        _classjob.baselines(referee, released, secret)
+    finally:
+        referee.close()
+    assert at_self_test[0] == seeds
+
+
 # -- how a worker that never started ended: the cause the grader saw, through the real start --
 
 SOLVED = ROOT / "solutions" / "basics" / "basics.ipynb"

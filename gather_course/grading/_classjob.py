@@ -24,6 +24,8 @@ from .._i18n import edition, speaking
 from .._tier import Tier
 from ..questions import CheckResult, exercise
 from ._failures import GraderBroken
+from ._frames import HOLD
+from ._jobdata import _timing_bytes
 from ._referee import Plan, Referee
 from ._submission import OWN, NotGraded, Submission, graded_cells, read_submission
 from ._submission import checksum as cell_checksum
@@ -205,9 +207,14 @@ def baselines(referee: Referee, released: dict[str, Any], secret: int) -> None:
     """Check the grader on the course's own solution (:func:`self_test`), then time the
     solutions before any submission runs on this referee's machine: no student's job can
     touch the measurement every verdict is compared with."""
-    self_test(referee, released, secret)
+    timed = []
     for nb in released.values():
         for _gid, qid, _points in graded_cells(nb):
             plan = Plan.make(qid.replace(f":{OWN}", ""), secret)  # the public baseline
             if plan.question.vectorized and plan.question.timing:
-                referee.baseline(plan.question, plan.timing_seed)
+                timed.append(plan)
+    for plan in timed[:HOLD]:  # made while the first worker still warms up, not after it
+        _timing_bytes(plan.question, plan.timing_seed)
+    self_test(referee, released, secret)
+    for plan in timed:
+        referee.baseline(plan.question, plan.timing_seed)
