@@ -114,16 +114,25 @@ class ClassNumbers:
 
 
 OTHER = N_("other: {what}")  # a failure that matches no named misconception
+OTHER_ALONE = N_("other")  # ... and says no more than its tier
 
 
 def _diagnosis(verdict: dict[str, Any]) -> tuple[str, bool]:
     """What went wrong, in the report's language, and whether it is a named misconception
-    (:mod:`gather_course.questions._misconceptions`); any other is "other", with its rule."""
+    (:mod:`gather_course.questions._misconceptions`); any other is "other", with its rule,
+    less the tier that the report's own column names ("not vectorized: a Python loop" under
+    the tier "not vectorized" reads "other: a Python loop")."""
     found = verdict.get("diagnosis")
     if isinstance(found, list) and len(found) == 2 and isinstance(found[0], str):
         text = FailureKind(found[0], {str(k): str(v) for k, v in dict(found[1]).items()}).text()
         if is_misconception(found[0]):
             return text, True
+        tier = _(str(verdict.get("tier") or "?"))
+        if text == tier:
+            return _(OTHER_ALONE), False
+        for colon in (": ", "："):
+            if text.startswith(tier + colon):
+                text = text[len(tier + colon) :]
         return _(OTHER).format(what=text), False
     return _(OTHER).format(what="?"), False
 
