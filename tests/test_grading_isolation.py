@@ -622,8 +622,13 @@ def test_a_learners_own_tooktoolong_is_their_exception_not_the_workers_alarm(ref
     assert not result.passed and "raised TookTooLong" in str(result), str(result)
     assert "longer than" not in str(result) and "did not finish" not in str(result)
     endless = "def pick_per_row(x, cols):\n    while True:\n        pass\n"
-    stopped = judge(referee, "basics.pick_per_row", [endless])
+    referee.call_limit = 1  # stopped by the alarm after 0.9 s, not 9
+    try:
+        stopped = judge(referee, "basics.pick_per_row", [endless])
+    finally:
+        referee.call_limit = 10
     assert not stopped.passed and "raised TookTooLong" not in str(stopped), str(stopped)
+    assert "longer than" in str(stopped) or "did not finish" in str(stopped), str(stopped)
 
 
 def test_work_done_in_children_the_kernel_reaps_is_not_hidden(referee):
