@@ -219,7 +219,7 @@ def test_the_numbers_count_tiers_scores_and_the_students_not_graded(tmp_path):
     a, b = found.questions
     assert (a.graded, a.attempted, a.passed) == (3, 2, 1)
     assert a.tiers == {PASSED: 1, VALUES: 1, NOT: 1}
-    assert a.diagnoses[0][:3] == (VALUES, "other", 1)  # the tier's column says the rest
+    assert a.diagnoses[0][:3] == (VALUES, "\u2014", 1)  # the tier's column says it all
     assert found.scores == [0.0, 3.0, 5.0] and found.max_score == 5.0
     assert found.not_graded == [("s4", "not a notebook")] and found.seconds == 12.5
     assert a.variants == []  # one variant: nothing to compare
@@ -250,14 +250,14 @@ def test_what_went_wrong_is_grouped_by_misconception_whatever_the_tier(tmp_path)
         "off by one": ("raised an exception", 3),
         "other: gather breaks its range rule": ("raised an exception", 1),
         "gathers along the wrong dim (the other axis or layout)": (VALUES, 1),
-        "other": (VALUES, 1),  # no more than the tier's own column says
+        "\u2014": (VALUES, 1),  # no more than the tier's own column says
         "other: a Python loop (operations grow)": ("not vectorized", 1),  # less the tier
     }
     from gather_course._i18n import speaking
 
     with speaking("zh"):
         zh = {what for _tier, what, _n, _example in _numbers(path).questions[0].diagnoses}
-    assert {"其他", "其他：Python 循环（运算次数随输入增长）", "差一错误"} <= zh, zh
+    assert {"\u2014", "其他：Python 循环（运算次数随输入增长）", "差一错误"} <= zh, zh
 
 
 def test_the_report_is_written_beside_the_csv_and_never_over_it(tmp_path):

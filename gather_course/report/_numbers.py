@@ -114,14 +114,15 @@ class ClassNumbers:
 
 
 OTHER = N_("other: {what}")  # a failure that matches no named misconception
-OTHER_ALONE = N_("other")  # ... and says no more than its tier
+NOTHING_MORE = "\u2014"  # a failure whose rule says no more than its tier: a dash
 
 
 def _diagnosis(verdict: dict[str, Any]) -> tuple[str, bool]:
     """What went wrong, in the report's language, and whether it is a named misconception
     (:mod:`gather_course.questions._misconceptions`); any other is "other", with its rule,
     less the tier that the report's own column names ("not vectorized: a Python loop" under
-    the tier "not vectorized" reads "other: a Python loop")."""
+    the tier "not vectorized" reads "other: a Python loop"; "wrong values" under "wrong
+    values", a dash)."""
     found = verdict.get("diagnosis")
     if isinstance(found, list) and len(found) == 2 and isinstance(found[0], str):
         text = FailureKind(found[0], {str(k): str(v) for k, v in dict(found[1]).items()}).text()
@@ -129,7 +130,7 @@ def _diagnosis(verdict: dict[str, Any]) -> tuple[str, bool]:
             return text, True
         tier = _(str(verdict.get("tier") or "?"))
         if text == tier:
-            return _(OTHER_ALONE), False
+            return NOTHING_MORE, False
         for colon in (": ", "："):
             if text.startswith(tier + colon):
                 text = text[len(tier + colon) :]
