@@ -559,3 +559,44 @@ def test_chinese_sections_are_linked_by_their_titles_not_by_id1():
         == '<a class="reference internal" href="#1-一句话一个公式">1.</a><a href="#dim-0">dim</a>'
     )
     assert 'id="id1"' in body  # the old anchor still leads there
+
+
+# the themes' markup as sphinx-book-theme 1.x writes it on a Chinese page (abridged)
+THEME_MARKUP = (
+    '<button class="sidebar-toggle primary-toggle btn btn-sm" title="Toggle primary sidebar">'
+    '<span class="fa-solid fa-bars"></span></button>'
+    '<nav class="bd-links bd-docs-nav" aria-label="Main"></nav>'
+    '<input type="search" placeholder="Search..." aria-label="Search..."/>'
+    '<button class="search-button"><kbd class="kbd-shortcut__modifier">Ctrl</kbd>+<kbd>K</kbd>'
+    "</button>"
+    '<div title="Color mode"><i data-mode="auto" title="System Settings"></i></div>'
+    '<li><button class="dropdown-item theme-change-button" data-mode="auto">'
+    '<i class="fa-solid fa-circle-half-stroke"></i>System Settings</button></li>'
+    '<a class="gc-switch btn" href="../index.html" hreflang="en" lang="en" '
+    'title="This page in English">English</a>'
+    '<h2>Main 和 Page<a class="headerlink" href="#x" title="Link to this heading">#</a></h2>'
+)
+
+
+def test_the_chinese_site_has_no_english_controls_and_the_check_finds_any(tmp_path):
+    page_text = _page_text()
+    english = page_text.english_ui_words(THEME_MARKUP)
+    assert english == [
+        "Toggle primary sidebar",
+        "Main",
+        "Search...",
+        "Color mode",
+        "System Settings",
+        "Link to this heading",
+    ]  # the switch to English (lang="en") and the keys' names are English on purpose
+    translated = page_text.theme_words_in_chinese(THEME_MARKUP)
+    assert page_text.english_ui_words(translated) == []
+    assert ">跟随系统</button>" in translated and "<h2>Main 和 Page<a" in translated
+    assert 'title="This page in English">English</a>' in translated  # never translated
+    site = tmp_path / "site"
+    _write(site / "zh" / "notebooks" / "x.html", THEME_MARKUP)
+    _write(site / "notebooks" / "x.html", THEME_MARKUP)  # the English site may say it
+    problems = build._english_controls(site)
+    assert len(problems) == 1 and problems[0].startswith("zh/notebooks/x.html: English")
+    _write(site / "zh" / "notebooks" / "x.html", translated)
+    assert build._english_controls(site) == []

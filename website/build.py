@@ -509,6 +509,21 @@ def check_pages(site: Path, root: Path) -> list[str]:
         p for p in site.rglob("*") if p.is_file() and "solutions" in p.relative_to(site).parts
     ]
     problems += [f"{p.relative_to(site)}: solutions must not be published" for p in published]
+    return problems + _english_controls(site)
+
+
+def _english_controls(site: Path) -> list[str]:
+    """The Chinese pages' controls (tooltips, ARIA labels, buttons) still in English: the
+    themes' words that ``conf.py`` translates, or new ones an upgrade of a theme brought."""
+    if str(HERE) not in sys.path:  # (imported as a module by the tests: website/ is no package)
+        sys.path.insert(0, str(HERE))
+    from page_text import english_ui_words
+
+    problems = []
+    for page in sorted(lang_root(site, "zh").rglob("*.html")):
+        english = english_ui_words(page.read_text(encoding="utf-8", errors="replace"))
+        if english:
+            problems.append(f"{page.relative_to(site)}: English on the Chinese site: {english}")
     return problems
 
 

@@ -34,7 +34,13 @@ from build import (  # noqa: E402  (website/ is not a package: found through sys
     site_lang,
     switch_href,
 )
-from page_text import plain_text, readable_anchors, search_words, with_alt_texts  # noqa: E402
+from page_text import (  # noqa: E402
+    plain_text,
+    readable_anchors,
+    search_words,
+    theme_words_in_chinese,
+    with_alt_texts,
+)
 
 # isort: on
 
@@ -214,8 +220,19 @@ def _exercise_bar(lang: str, pagename: str) -> str:
     return _bar(lang, stored, f"{name}.ipynb", pagename + ".ipynb", extra, exercise=True)
 
 
+def _theme_words(app: Sphinx, exception: Exception | None) -> None:
+    """The Chinese site's pages with the themes' English words in Chinese (page_text)."""
+    if exception is not None or app.config.gc_lang != "zh":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        if (changed := theme_words_in_chinese(text)) != text:
+            page.write_text(changed, encoding="utf-8")
+
+
 def setup(app: Sphinx) -> dict:
     app.add_config_value("gc_lang", "en", "html")
     app.connect("config-inited", _config_inited)
     app.connect("html-page-context", _page_context)
+    app.connect("build-finished", _theme_words)
     return {"parallel_read_safe": True}

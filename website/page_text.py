@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 # A figure's title as the code gives it: title="...", set_title("..."), suptitle("...")
@@ -109,3 +110,87 @@ def readable_anchors(body: str, toc: str) -> tuple[str, str]:
         body = body.replace(f'href="#{old}"', f'href="#{new}"')
         toc = toc.replace(f'href="#{old}"', f'href="#{new}"')
     return body, toc
+
+
+# The themes' own words that reach a Chinese page in English: pydata-sphinx-theme's zh
+# catalog lacks the first three, and sphinx-book-theme writes the rest into its templates
+# untranslated. Each is replaced where the page has it as an attribute or as a button's text.
+THEME_WORDS_ZH = {
+    "Color mode": "颜色模式",
+    "System Settings": "跟随系统",
+    "Link to this heading": "指向此标题的链接",
+    "Toggle primary sidebar": "显示或隐藏导航栏",
+    "Toggle secondary sidebar": "显示或隐藏本页目录",
+    "Main": "主导航",
+    "Page": "本页目录",
+    "Search...": "搜索…",
+}
+_UI_WORDS = re.compile(r'((?:title|aria-label|placeholder)=")([^"]*)(")|(>)([^<>]*?)(</button>)')
+
+
+def theme_words_in_chinese(page: str) -> str:
+    """``page`` with the themes' English words (:data:`THEME_WORDS_ZH`) in Chinese.
+
+    >>> theme_words_in_chinese('<i title="System Settings"></i><button>System Settings</button>')
+    '<i title="跟随系统"></i><button>跟随系统</button>'
+    >>> theme_words_in_chinese('<p>Main</p>')  # the page's own text is never touched
+    '<p>Main</p>'
+    """
+
+    def chinese(found: re.Match) -> str:
+        start, words, end = found.group(1, 2, 3) if found[1] else found.group(4, 5, 6)
+        return start + THEME_WORDS_ZH.get(words.strip(), words) + end
+
+    return _UI_WORDS.sub(chinese, page)
+
+
+def english_ui_words(page: str) -> list[str]:
+    """The English words of a Chinese page's controls: titles, ARIA labels, placeholders and
+    buttons' texts that hold a Latin word and no Chinese. An element marked ``lang="en"``
+    (the switch to the English page) is English on purpose, and a key's name (``<kbd>``)
+    is printed on the key.
+
+    >>> english_ui_words('<a title="Back to top"></a><a title="回到顶部"></a>')
+    ['Back to top']
+    >>> english_ui_words('<a lang="en" title="This page in English">English</a>')
+    []
+    >>> english_ui_words('<button>搜索 <kbd>Ctrl</kbd>+<kbd>K</kbd></button><button>Close</button>')
+    ['Close']
+    """
+    reader = _Controls()
+    reader.feed(page)
+    found = []
+    for words in reader.words:
+        words = words.strip()
+        latin, chinese = re.search(r"[A-Za-z]{3,}", words), re.search(r"[\u4e00-\u9fff]", words)
+        if latin and not chinese and words not in found:
+            found.append(words)
+    return found
+
+
+class _Controls(HTMLParser):
+    """The words of a page's controls (see :func:`english_ui_words`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.words: list[str] = []
+        self._buttons = 0
+        self._keys = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        named = dict(attrs)
+        self._buttons += tag == "button"
+        self._keys += tag == "kbd"
+        if (named.get("lang") or "").startswith("en"):
+            return
+        self.words += [v for k, v in attrs if k in ("title", "aria-label", "placeholder") and v]
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "button":
+            self._buttons = max(0, self._buttons - 1)
+        if tag == "kbd":
+            self._keys = max(0, self._keys - 1)
+
+    def handle_data(self, data: str) -> None:
+        if self._buttons and not self._keys:
+            self.words.append(data)
