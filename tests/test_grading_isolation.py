@@ -509,6 +509,78 @@ def test_what_a_job_changes_in_the_template_or_the_keyrings_no_later_job_inherit
     assert _raw(referee, [look], "probe") == before
 
 
+_TRACE = textwrap.dedent("""
+    import ctypes, os, time
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.ptrace.restype = ctypes.c_long
+    libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+
+    def _reach(pid):
+        # what a job can do to ``pid``: attach (ptrace), write its memory, read its environment
+        attached = libc.ptrace(16, pid, None, None) == 0  # PTRACE_ATTACH
+        if attached:
+            os.waitpid(pid, 0x40000000)  # __WALL
+            libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+        reached = [attached]
+        for name, mode in (("mem", "r+b"), ("environ", "rb")):
+            try:
+                with open(f"/proc/{pid}/{name}", mode, buffering=0):
+                    reached.append(True)
+            except OSError:
+                reached.append(False)
+        return reached
+
+    def probe():
+        control = os.fork()  # a process that lets itself be traced: the probe must reach it
+        if control == 0:
+            libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE
+            time.sleep(30)
+            os._exit(0)
+        time.sleep(0.2)
+        others = [int(p) for p in os.listdir("/proc") if p.isdigit()]
+        others = [p for p in others if p not in (os.getpid(), control)]
+        found = [os.getppid(), len(others), *_reach(control)]
+        for pid in others:
+            found += _reach(pid)
+        os.kill(control, 9)
+        os.waitpid(control, 0)
+        return tuple(int(v) for v in found)
+    """)
+
+
+def test_no_process_of_the_sandbox_can_be_traced_or_written_by_a_job(referee):
+    """Red team, 2026-11-27: the sandbox's pid 1 was bubblewrap's own init, same user and
+    dumpable: a job attached to it with ptrace and made it run a program of the job's. Never
+    a job's process, it outlived every job: it ran a Python loop for the timed calls (passed
+    as vectorized), planted a FIFO as each later job's result (an honest student failed),
+    and kept a classmate's results on the hidden cases. The supervisor is now pid 1, and no
+    process besides the job's own can be attached, written or read."""
+    if not SANDBOXED:
+        pytest.skip("the sandbox's processes")
+    found = _raw(referee, [_TRACE], "probe")
+    parent, others, *reached = found
+    assert parent == 1, found  # the job's parent, the supervisor, is the sandbox's init
+    assert others == 2, found  # the supervisor and the template: nothing else is there
+    assert reached[:3] == [1, 1, 1], found  # the control: the probe reaches what it may
+    assert reached[3:] == [0] * 6, found  # neither the supervisor nor the template
+
+
+def test_a_job_can_neither_stop_nor_kill_its_supervisor(referee):
+    """The supervisor is the sandbox's pid 1: a signal a job sends it without a handler of
+    its own is dropped, SIGKILL and SIGSTOP included. The worker serves the next job."""
+    if not SANDBOXED:
+        pytest.skip("the sandbox's pid 1")
+    probe = (
+        "import os, signal\ndef probe():\n    for sig in (signal.SIGSTOP, signal.SIGKILL):\n"
+        "        os.kill(os.getppid(), sig)\n    return os.getppid()\n"
+    )
+    worker = referee.worker
+    assert _raw(referee, [probe], "probe") == 1
+    assert _raw(referee, ["def probe():\n    return 2\n"], "probe") == 2
+    assert referee.worker is worker and worker.alive
+
+
 def test_dev_is_read_only_in_the_sandbox(referee):
     """Red team, 2026-11-25: /dev was a writable tmpfs that no wipe cleaned. A loop saved its
     timing input there in its first run and answered the retry from it; files there held

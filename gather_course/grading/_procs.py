@@ -1,6 +1,6 @@
 """The sandbox's processes as the supervisor sees them: who is the job's, their CPU and memory.
 
-In the sandbox's pid namespace every process but init, the supervisor and the template is
+In the sandbox's pid namespace every process but the supervisor (pid 1) and the template is
 the job's (the job process and whatever it started). The supervisor counts their CPU time
 from the kernel's clocks, their memory, and kills and reaps what a job left behind (it is
 their subreaper). The supervisor names its template once, with :func:`adopt_template`.
@@ -134,14 +134,14 @@ _MAX_PROCESSES = 64
 
 
 def _job_pids(keep: frozenset[int] = frozenset()) -> list[int]:
-    """In the sandbox, every process but init, the supervisor, the template (and ``keep``):
-    the job's, and whatever it started."""
+    """In the sandbox, every process but the supervisor (its pid 1), the template (and
+    ``keep``): the job's, and whatever it started."""
     ours = {1, os.getpid(), TEMPLATE} | keep
     return [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in ours]
 
 
 def _over_budget(memory: int) -> JobStatus | None:
-    """In the sandbox every process but init, the supervisor and the template is the job's:
+    """In the sandbox every process but the supervisor and the template is the job's:
     too many of them, or too much memory in all (RLIMIT_AS holds per process only), ends it."""
     pids = _job_pids()
     if len(pids) > _MAX_PROCESSES:
@@ -241,7 +241,7 @@ def _last_pid() -> int:
 
 
 def _kill_all_but(keep: set[int]) -> None:
-    """In the sandbox: end every process of the job but ``keep`` (and init, us, the template)."""
+    """In the sandbox: end every process of the job but ``keep`` (and us, the template)."""
     for pid in _job_pids(frozenset(keep)):
         try:
             os.kill(pid, signal.SIGKILL)

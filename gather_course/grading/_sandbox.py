@@ -88,6 +88,7 @@ def _bwrap_command(bwrap: str) -> list[str]:
         "--unshare-all",
         "--unshare-user",
         "--die-with-parent",
+        "--as-pid-1",  # the supervisor is pid 1 (not a dumpable init a job could ptrace)
         "--new-session",
         "--cap-drop",
         "ALL",
