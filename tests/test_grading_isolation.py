@@ -489,8 +489,21 @@ def template():
             "import ctypes\ndef probe():\n"
             "    return ctypes.CDLL(None).syscall(249, b'user', b'note', None, -4) > 0",
         ),
+        (  # red team, 2026-11-27: the same in the user's persistent keyring, linked into the
+            # job's own process keyring (KEYCTL_GET_PERSISTENT), which no comparison read
+            "import ctypes\nlibc = ctypes.CDLL(None)\nring = libc.syscall(250, 22, -1, -2)\n"
+            "libc.syscall(248, b'user', b'note', b'left', 4, ring)",
+            "import ctypes\nlibc = ctypes.CDLL(None)\ndef probe():\n"
+            "    ring = libc.syscall(250, 22, -1, -2)\n"
+            "    return libc.syscall(250, 10, ring, b'user', b'note', 0) > 0",
+        ),
     ],
-    ids=["template's limits", "template's priority", "a key in the user's keyring"],
+    ids=[
+        "template's limits",
+        "template's priority",
+        "a key in the user's keyring",
+        "a key in the persistent keyring",
+    ],
 )
 def test_what_a_job_changes_in_the_template_or_the_keyrings_no_later_job_inherits(
     referee, change, look

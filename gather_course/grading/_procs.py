@@ -200,12 +200,17 @@ _KEYCTL = {"x86_64": 250, "aarch64": 219}.get(platform.machine())
 
 
 def _keys() -> bytes:
-    """The key ids in the session, user and user-session keyrings (those a job shares with
-    the template and every later job of this worker); empty where keyctl is unknown."""
+    """The key ids in the session, user, user-session and persistent keyrings (those a job
+    shares with the template and every later job of this worker: the persistent one, one a
+    user namespace, is the sandbox's); empty where keyctl is unknown."""
     if _KEYCTL is None:
         return b""
     found = b""
-    for ring in (-3, -4, -5):  # KEY_SPEC_SESSION_KEYRING, _USER_KEYRING, _USER_SESSION_KEYRING
+    # KEYCTL_GET_PERSISTENT (22): this user's persistent keyring, linked into our own process
+    # keyring (which no job inherits); -1 where the kernel has none
+    persistent = _libc().syscall(_KEYCTL, 22, -1, -2)
+    # KEY_SPEC_SESSION_KEYRING, _USER_KEYRING, _USER_SESSION_KEYRING, and the persistent one
+    for ring in (-3, -4, -5, *([persistent] if persistent > 0 else [])):
         buf = ctypes.create_string_buffer(4096)
         n = _libc().syscall(_KEYCTL, 11, ring, buf, 4096)  # KEYCTL_READ: the ring's key ids
         found += buf.raw[: max(0, min(n, 4096))] + b"|"
