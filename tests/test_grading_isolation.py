@@ -609,6 +609,19 @@ def test_dev_is_read_only_in_the_sandbox(referee):
     assert _raw(referee, [shm], "probe") == 0  # /dev/shm stays writable (and is wiped)
 
 
+def test_an_answer_in_a_notebook_that_asked_torch_for_threads_is_judged_as_any_other(referee):
+    """Red team, 2026-11-27: with ``torch.set_num_threads(2)`` in a cell, the course's own
+    solution lost the vectorized constraint ("started a thread or a process"): torch starts
+    its threads at its first parallel op, which was in the timed call. They start before the
+    stop now; a loop is still a loop, whatever threads torch has."""
+    qid = "basics.pick_per_row"
+    threads = IMPORTS + "torch.set_num_threads(2)\n"
+    right = _judge(referee, qid, [threads + exercise(qid).solution_code])
+    assert right.passed, str(right)
+    loop = _judge(referee, qid, [threads, LOOPS[qid]])
+    assert loop.tier == T.NOT_VECTORIZED, str(loop)
+
+
 def test_a_loop_that_remembers_its_last_answer_is_still_a_loop(referee):
     """Red team, 2026-11-25: two timed calls on the same input let a loop answer the second
     from memory and pay for one (masked_nll and the token questions passed). One call now."""

@@ -87,6 +87,7 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
     # ours, taken before any learner code can replace them
     stop, getpid, save, opener = os.kill, os.getpid, torch.save, builtins.open
     read, counter_type, receive = read_frame, OpCounter, _receive_timing_input
+    threads, warm = torch.get_num_threads, torch.ones
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     limit = float(header["call_limit"]) * 0.9  # ours first; the supervisor's is the backstop
 
@@ -110,6 +111,7 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
         beat()
     fn = namespace.get(header["function"]) if header.get("function") else None
     if timing:  # the supervisor reads our CPU time, then sends the timing input
+        _start_torch_threads(threads, warm)
         stop(getpid(), signal.SIGSTOP)
         beat()
         calls = [{"inputs": inputs} for inputs in receive(channel, read)]
@@ -128,6 +130,20 @@ def _job_process(channel: int, beat_w: int, supervisor: int) -> None:
             break  # the verdict is known: the rest would only wait
     with opener(os.path.join(jobdir, "result.pt"), "wb") as f:
         save({"cells": cells, "results": results}, f)
+
+
+def _start_torch_threads(threads: Any, warm: Any) -> None:
+    """Where the cells asked torch for more than one thread (``torch.set_num_threads(4)``),
+    start its pool now, before the stop: torch starts it at its first parallel op, and in a
+    timed call the supervisor would count those threads as the answer's new tasks ("started
+    a thread or a process"), though the answer itself starts none. Their CPU time is still
+    the answer's: the supervisor reads every thread's. ``threads`` and ``warm`` are torch's
+    own, taken before any cell ran."""
+    try:
+        if threads() > 1:
+            warm(1 << 18).sum()  # above torch's grain: the op runs on the pool
+    except Exception:  # noqa: BLE001 - a pool that cannot start is the timed call's to meet
+        pass
 
 
 _FROMBUFFER = None  # torch.frombuffer, taken by the template before any learner code
