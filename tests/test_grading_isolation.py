@@ -562,6 +562,31 @@ _TRACE = textwrap.dedent("""
     """)
 
 
+_SUPERVISOR_LIMIT = """
+import resource
+def probe():
+    return resource.prlimit(1, resource.RLIMIT_CORE)[0]
+"""
+
+
+def test_a_note_in_the_supervisors_limits_reaches_no_later_job(referee):
+    """Red team, 2026-11-27: a job may prlimit its supervisor (pid 1, the same user): its
+    soft limits carried about 500 bits to the next job on the worker, and a loop answered
+    its own timing retry from them (nlp.masked_nll passed). The supervisor's limits,
+    priorities, CPUs and scheduler are compared after each job, as the template's are."""
+    if not SANDBOXED:
+        pytest.skip("the supervisor is pid 1 in the sandbox only")
+    before = _raw(referee, [_SUPERVISOR_LIMIT], "probe")
+    note = (
+        "import os, resource\nhard = resource.prlimit(1, resource.RLIMIT_CORE)[1]\n"
+        "resource.prlimit(1, resource.RLIMIT_CORE, (0x123456789ABCDEF, hard))\n"
+        "os.setpriority(os.PRIO_PROCESS, 1, 5)\n"
+        "def probe():\n    return resource.prlimit(1, resource.RLIMIT_CORE)[0]\n"
+    )
+    assert _raw(referee, [note], "probe") == 0x123456789ABCDEF  # it ran, and wrote its note
+    assert _raw(referee, [_SUPERVISOR_LIMIT], "probe") == before
+
+
 def test_no_process_of_the_sandbox_can_be_traced_or_written_by_a_job(referee):
     """Red team, 2026-11-27: the sandbox's pid 1 was bubblewrap's own init, same user and
     dumpable: a job attached to it with ptrace and made it run a program of the job's. Never
@@ -581,11 +606,14 @@ def test_no_process_of_the_sandbox_can_be_traced_or_written_by_a_job(referee):
 
 def test_a_job_can_neither_stop_nor_kill_its_supervisor(referee):
     """The supervisor is the sandbox's pid 1: a signal a job sends it without a handler of
-    its own is dropped, SIGKILL and SIGSTOP included. The worker serves the next job."""
+    its own is dropped, SIGKILL and SIGSTOP included, and it handles none (red team,
+    2026-11-27: Python's own SIGINT handler let a job's SIGINT end it). The worker serves
+    the next job."""
     if not SANDBOXED:
         pytest.skip("the sandbox's pid 1")
     probe = (
-        "import os, signal\ndef probe():\n    for sig in (signal.SIGSTOP, signal.SIGKILL):\n"
+        "import os, signal\ndef probe():\n"
+        "    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGSTOP, signal.SIGKILL):\n"
         "        os.kill(os.getppid(), sig)\n    return os.getppid()\n"
     )
     worker = referee.worker

@@ -220,20 +220,39 @@ def _keys() -> bytes:
 _LIMITS = sorted({getattr(resource, n) for n in dir(resource) if n.startswith("RLIMIT_")})
 
 
-def _template_state() -> tuple | None:
-    """What a job can change in the template that every later job inherits: as the same
-    user it may lower or raise the template's resource limits (``prlimit``), its priority
-    and its CPUs, and add keys to the keyrings they share. None if it cannot be read."""
+def _shared_state() -> tuple | None:
+    """What a job can change that every later job of this worker meets: as the same user it
+    may lower or raise the resource limits (``prlimit``), the priority, the I/O priority, the
+    CPUs and the scheduler of the template (whose children the jobs are) and of the
+    supervisor (red team, 2026-11-27: the supervisor's limits carried 500 bits from a job's
+    first timing run to its retry), and add keys to the keyrings they share. None if it
+    cannot be read."""
     try:
-        return (
-            tuple(resource.prlimit(TEMPLATE, r) for r in _LIMITS),
-            os.getpriority(os.PRIO_PROCESS, TEMPLATE),
-            frozenset(os.sched_getaffinity(TEMPLATE)),
-            os.sched_getscheduler(TEMPLATE),
-            _keys(),
-        )
+        return (*(_process_state(pid) for pid in (TEMPLATE, os.getpid())), _keys())
     except OSError:
         return None
+
+
+def _process_state(pid: int) -> tuple:
+    return (
+        tuple(resource.prlimit(pid, r) for r in _LIMITS),
+        os.getpriority(os.PRIO_PROCESS, pid),
+        _ioprio(pid),
+        frozenset(os.sched_getaffinity(pid)),
+        os.sched_getscheduler(pid),
+        os.sched_getparam(pid).sched_priority,
+    )
+
+
+# the ioprio_get system call's number on this machine (None: not one we know)
+_IOPRIO_GET = {"x86_64": 252, "aarch64": 31}.get(platform.machine())
+
+
+def _ioprio(pid: int) -> int:
+    """The I/O scheduling class and priority of ``pid`` (IOPRIO_WHO_PROCESS), or -1."""
+    if _IOPRIO_GET is None:
+        return -1
+    return int(_libc().syscall(_IOPRIO_GET, 1, pid))
 
 
 def _last_pid() -> int:

@@ -48,7 +48,7 @@ from typing import Any
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER = 4, 36
 _HELLO_LIMIT = 30.0  # seconds for a fresh job process to announce itself
 _MOUNTS: frozenset[str] = frozenset()  # read-only binds under the sandbox's /tmp
-_STATE: tuple | None = None  # the template's limits, priority, CPUs and keys at the start
+_STATE: tuple | None = None  # the template's and our limits, priorities, CPUs, keys at the start
 
 
 def _bare_packages() -> None:
@@ -91,10 +91,10 @@ from gather_course.grading._procs import (  # noqa: E402
     _last_pid,
     _over_budget,
     _prctl,
+    _shared_state,
     _stat,
     _sweep,
     _template_alive,
-    _template_state,
 )
 from gather_course.grading._wipe import _ipc_left, _job_folder, _mounts_under, _wipe  # noqa: E402
 
@@ -289,7 +289,7 @@ def _run_job(
     if len(result) > RESULT_CAP:
         end, result = Ended(JobStatus.TOO_LARGE), b""
     clean = _wipe(base, sandboxed, _MOUNTS) and clean and not (sandboxed and _ipc_left())
-    clean = clean and _template_state() == _STATE  # a changed template: a fresh worker
+    clean = clean and _shared_state() == _STATE  # a change a later job meets: a fresh worker
     reply = {"status": end.encode(), "calls_cpu": calls_cpu, "clean": clean}
     if not _template_alive():
         reply["template_gone"] = True  # this job ended it: the worker must start afresh
@@ -330,6 +330,9 @@ def main() -> None:
             os._exit(code)
     template_end.close()
     os.close(ready_w)
+    # In the sandbox we are pid 1: a signal from a job that we do not handle is dropped.
+    # Python handles SIGINT (KeyboardInterrupt): a job's os.kill(1, SIGINT) ended us.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     _prctl(_PR_SET_DUMPABLE, 0)  # the jobs cannot ptrace the supervisor or read its memory
     _prctl(_PR_SET_CHILD_SUBREAPER, 1)  # job processes and their leftovers become ours
     said = os.read(ready_r, 400)
@@ -339,7 +342,7 @@ def main() -> None:
         write_frame(wfd, {"ready": False, "why": f"the template did not start{cause}"})
         return
     _MOUNTS = _mounts_under(tempfile.gettempdir())
-    _STATE = _template_state()
+    _STATE = _shared_state()
     _procs.adopt_template(template)
     base = tempfile.mkdtemp(prefix="jobs-")
     write_frame(wfd, {"ready": True, "pid": os.getpid(), "torch": torch.__version__})
