@@ -373,8 +373,9 @@ OK = "def pick_per_row(x, cols):\n    return torch.gather(x, 1, cols)\n"
 
 
 def test_leftovers_a_job_cannot_remove_never_reach_the_next_student(referee):
-    """A folder made unreadable (chmod 000) in a full /tmp, a locked jobs folder, System V
-    shared memory: the wipe restores modes, and what it cannot undo gets a fresh worker."""
+    """A folder made unreadable (chmod 000) in a full /tmp, a locked jobs folder, a System V
+    object (shared memory then, which no job can make now: a semaphore set here): the wipe
+    restores modes, and what it cannot undo gets a fresh worker."""
     if not SANDBOXED:
         pytest.skip(f"no sandbox here: {isolation()}")
     fill = textwrap.dedent("""
@@ -391,16 +392,15 @@ def test_leftovers_a_job_cannot_remove_never_reach_the_next_student(referee):
         """)
     _judge(referee, "basics.pick_per_row", [IMPORTS, fill + OK])  # (its own result: no room)
     assert _judge(referee, "basics.pick_per_row", [IMPORTS, OK]).passed  # the next student
-    shm = textwrap.dedent("""
+    sem = textwrap.dedent("""
         import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
-        libc.shmat.restype = ctypes.c_void_p
         def probe(create=True):
-            sid = libc.shmget(0x5EC2E7, 4096, 0o1666 if create else 0o666)
+            sid = libc.semget(0x5EC2E7, 1, 0o1666 if create else 0o666)
             return int(sid >= 0)
         """)
-    assert _raw(referee, [shm], "probe") == 1  # made
-    look = shm.replace("def probe(create=True)", "def probe(create=False)")
+    assert _raw(referee, [sem], "probe") == 1  # made
+    look = sem.replace("def probe(create=True)", "def probe(create=False)")
     assert _raw(referee, [look], "probe") == 0  # not there for the next job
 
 
@@ -620,6 +620,38 @@ def test_a_job_can_neither_stop_nor_kill_its_supervisor(referee):
     assert _raw(referee, [probe], "probe") == 1
     assert _raw(referee, ["def probe():\n    return 2\n"], "probe") == 2
     assert referee.worker is worker and worker.alive
+
+
+_HIDDEN = """
+import ctypes, os, resource
+
+def probe():
+    found = []
+    try:
+        os.close(os.memfd_create("note"))
+        found.append(0)
+    except OSError as e:
+        found.append(e.errno)
+    libc = ctypes.CDLL(None, use_errno=True)
+    made = libc.shmget(0, 1 << 20, 0o1600)  # IPC_PRIVATE, 1 MiB
+    found.append(0 if made >= 0 else ctypes.get_errno())
+    made = libc.msgget(0, 0o1600)
+    found.append(0 if made >= 0 else ctypes.get_errno())
+    return (*found, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+"""
+
+
+def test_a_job_cannot_hold_memory_that_no_process_maps(referee):
+    """Red team, 2026-11-27: a job with a 256 MiB budget held 1.6 GiB in memory files it
+    never mapped (in no process's RSS, under no RLIMIT_AS), enough to make the kernel's
+    out-of-memory killer end the referee or a classmate's job. A job can make no memory
+    file, System V segment or queue, and has few descriptors (socket buffers)."""
+    if platform.machine() not in ("x86_64", "aarch64"):
+        pytest.skip("the filter knows x86_64's and aarch64's system call numbers")
+    import os
+
+    os.close(os.memfd_create("control"))  # here (no job), the calls work
+    assert _raw(referee, [_HIDDEN], "probe") == (1, 1, 1, 256)  # EPERM thrice, 256
 
 
 def test_dev_is_read_only_in_the_sandbox(referee):
