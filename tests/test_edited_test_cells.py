@@ -10,10 +10,16 @@ from __future__ import annotations
 import nbformat
 import pytest
 
+from gather_course import exercise
 from gather_course.grading._classjob import StudentJob, judge_student
 from gather_course.grading._notebook_check import check_notebook
 from gather_course.grading._submission import graded_cells
-from gather_course.grading._test_notes import deleted_test_note, edited_test_note
+from gather_course.grading._test_notes import (
+    deleted_test_note,
+    edited_locked_note,
+    edited_test_note,
+    not_restored_note,
+)
 from tests import test_grading_e2e as e2e
 from tests.helpers import ROOT, fill_cells
 
@@ -101,3 +107,38 @@ def test_nbgraders_cell_rules_read_without_nbgrader_agree_with_nbgraders_own():
             assert ours.checksum(cell) == utils.compute_checksum(cell)
             checked += 1
     assert checked > 50
+
+
+def test_an_edited_locked_setup_cell_runs_as_released_in_check_and_in_grading(referee, tmp_path):
+    """Red team, 2026-11-27: a helper added to the locked setup cell, and an answer that
+    calls it, passed ``check`` (which ran the cell as edited) and failed grading (which runs
+    it as released), with no word in either. Both run it as released now, and say so."""
+    released = nbformat.read(RELEASED, 4)
+    qs = e2e._questions(released)
+    (qid, answer, test, _points), *rest = qs
+    name = exercise(qid).name
+    uses_helper = f"def {name}(*args):\n    return _my_helper(*args)\n"
+    helper = f"\n\ndef _my_helper(*args):\n    return {name}_solution(*args)\n"
+    solution = e2e._solution(qid).replace(f"def {name}(", f"def {name}_solution(")
+    answers = {answer: uses_helper} | {a: e2e._solution(q) for q, a, _t, _p in rest}
+    nb = fill_cells(released, answers)
+    setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    setup.source += helper + "\n" + solution
+    path = tmp_path / "basics.ipynb"
+    nbformat.write(nb, path)
+    reports, notes = check_notebook(path, referee=referee)
+    job = StudentJob("s00000_setup", {"basics.ipynb": nbformat.writes(nb)})
+    graded = judge_student(referee, job, {"basics.ipynb": released}, 1)
+    by_gid = {r.grade_id: r for r in reports}
+    assert not by_gid[test].passed and "_my_helper" in by_gid[test].message, by_gid[test]
+    assert not graded["verdicts"][test]["passed"]  # the same verdict: NameError
+    assert all(graded["verdicts"][t]["passed"] for _q, _a, t, _p in rest)
+    assert edited_locked_note("setup") in notes and edited_locked_note("setup") in graded["notes"]
+    assert not any("could not find" in n for n in notes)
+    # a locked cell the course's notebooks do not hold (its checksum forged too): check runs
+    # it as edited, and says that grading may say otherwise
+    setup.metadata["nbgrader"]["checksum"] = "0" * 32
+    nbformat.write(nb, path)
+    reports, notes = check_notebook(path, referee=referee)
+    assert not_restored_note("setup") in notes
+    assert {r.grade_id: r for r in reports}[test].passed  # (what its edit gives)

@@ -37,6 +37,7 @@ _EXPORTS = {
     "make_working_copy": "_workcopy",
     "MARKER": "_workcopy",
     "progress_folder": "_workcopy",
+    "released_exercises": "_workcopy",
     "remember": "_workcopy",
     "running_as_root": "_workcopy",
     "working_copy_language": "_workcopy",

@@ -50,6 +50,14 @@ def course_files(course: Path = _COURSE) -> list[Path]:
     return [p.relative_to(course) for p in lectures + exercises]
 
 
+def released_exercises(course: Path = _COURSE) -> list[Path]:
+    """The course's own student notebooks as released, both editions (``check`` restores a
+    locked cell a learner edited from them)."""
+    return sorted(course.glob("exercises/*/*.ipynb")) + sorted(
+        course.glob("zh/exercises/*/*.ipynb")
+    )
+
+
 def working_dir(path: str | Path | None) -> Path:
     """The working copy's folder: ``path``, or the default ``~/gather-course-work``."""
     return Path(os.path.expanduser(str(path or DEFAULT_DIR))).resolve()

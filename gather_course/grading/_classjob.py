@@ -27,7 +27,14 @@ from ._failures import GraderBroken
 from ._frames import HOLD
 from ._jobdata import _timing_bytes
 from ._referee import Plan, Referee
-from ._submission import OWN, NotGraded, Submission, graded_cells, read_submission
+from ._submission import (
+    OWN,
+    NotGraded,
+    Submission,
+    graded_cells,
+    is_locked,
+    read_submission,
+)
 from ._submission import checksum as cell_checksum
 
 
@@ -72,20 +79,21 @@ def _check_tests(nb: Any, released: Any) -> list[str]:
     nbgrader_config.py for a deleted one) before the verdict goes into it. The notes are the
     words ``gather-course check`` says (:mod:`._test_notes`), in the student's language.
     """
-    from ._test_notes import deleted_test_note, edited_test_note
+    from ._test_notes import deleted_test_note, edited_locked_note, edited_test_note
 
     mine = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     notes = []
-    for gid, _qid, _points in graded_cells(released):
+    tests = {gid for gid, _qid, _points in graded_cells(released)}
+    for original in released.cells:
+        gid = original.metadata.get("nbgrader", {}).get("grade_id")
+        if gid not in tests and not (original.cell_type == "code" and is_locked(original)):
+            continue  # an answer cell, or markdown
         if gid not in mine:
-            notes.append(deleted_test_note(gid))
+            notes += [deleted_test_note(gid)] if gid in tests else []
             continue
-        original = next(
-            c for c in released.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid
-        )
         checksum = original.metadata["nbgrader"].get("checksum")
         if checksum and cell_checksum(mine[gid]) != checksum:
-            notes.append(edited_test_note(gid))
+            notes.append(edited_test_note(gid) if gid in tests else edited_locked_note(gid))
     return notes
 
 

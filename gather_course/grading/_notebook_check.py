@@ -18,13 +18,19 @@ from typing import Any
 from .._errors import GatherCourseError
 from .._i18n import N_, _
 from .._tier import Tier
-from ..course import notebook_file
+from ..course import notebook_file, released_exercises
 from ..questions import setup_call
 from ._classjob import own_variant
 from ._referee import Plan, Referee
 from ._sandbox import Worker
 from ._submission import OWN, graded_cells, read_submission
-from ._test_notes import deleted_test_note, edited_test_note
+from ._submission import checksum as cell_checksum
+from ._test_notes import (
+    deleted_test_note,
+    edited_locked_note,
+    edited_test_note,
+    not_restored_note,
+)
 
 
 @dataclass
@@ -104,6 +110,42 @@ def _edited_tests(nb: Any) -> set[str]:
     }
 
 
+def _as_released(nb: Any, edited: set[str]) -> tuple[Any, set[str]]:
+    """``nb`` with its ``edited`` locked code cells back as released, as grading runs them
+    (red team, 2026-11-27: a helper added to the locked setup cell passed ``check`` and
+    failed grading), and the ids of those it could not restore. A cell's released code is
+    the one in the course's own notebooks whose checksum the learner's cell still keeps."""
+    import copy
+
+    wanted = {
+        c.metadata["nbgrader"]["grade_id"]: c.metadata["nbgrader"]["checksum"]
+        for c in nb.cells
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade_id") in edited
+    }
+    if not wanted:
+        return nb, set()
+    found = _released_sources(wanted)
+    reference = copy.deepcopy(nb)
+    for cell in reference.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in found:
+            cell.source = found[gid]
+    return reference, set(wanted) - set(found)
+
+
+def _released_sources(wanted: dict[str, str]) -> dict[str, str]:
+    """The released source of each grade id in ``wanted``, found by its checksum."""
+    import nbformat
+
+    found: dict[str, str] = {}
+    for path in released_exercises():
+        for cell in nbformat.read(path, as_version=4).cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid in wanted and gid not in found and cell_checksum(cell) == wanted[gid]:
+                found[gid] = cell.source
+    return found
+
+
 def check_notebook(
     path: str | Path, timeout: float = 10.0, referee: Any = None
 ) -> tuple[list[QuestionReport], list[str]]:
@@ -118,9 +160,17 @@ def check_notebook(
     its worker between notebooks (the caller closes it).
     """
     nb = _read_ours(path)
-    submission = read_submission(nb, nb)
     edited = _edited_tests(nb)
+    tests = {gid for gid, _q, _p in graded_cells(nb)}
+    code = {
+        c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells if c.cell_type == "code"
+    }
+    locked = sorted((edited & code) - tests)  # the course's code cells (setup), edited
+    reference, kept = _as_released(nb, set(locked))
+    submission = read_submission(nb, reference)
     notes = [edited_test_note(gid) for gid, _q, _p in graded_cells(nb) if gid in edited]
+    notes += [edited_locked_note(gid) for gid in locked]
+    notes += [not_restored_note(gid) for gid in sorted(kept)]
     variants = _own_variants(nb)
     own = referee is None
     referee = Referee(Worker, call_limit=timeout) if own else referee
