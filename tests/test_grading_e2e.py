@@ -247,7 +247,10 @@ def _grade_all(base: Path) -> tuple[Path, subprocess.CompletedProcess, dict]:
         shutil.copytree(ROOT / folder, root / folder)
     shutil.copy2(ROOT / "nbgrader_config.py", root)
     for assignment in ASSIGNMENTS:
-        for student, nb in _submissions(assignment, root).items():
+        subs = _submissions(assignment, root)
+        if assignment == "basics":  # a folder named like a pattern of classmates' names
+            subs[GLOB_NAMED] = subs["solution"]
+        for student, nb in subs.items():
             folder = root / "submitted" / student / assignment
             folder.mkdir(parents=True)
             if isinstance(nb, str):
@@ -290,6 +293,24 @@ def graded(tmp_path_factory):
     return {assignment: result for assignment in ASSIGNMENTS}
 
 
+GLOB_NAMED = "[sw]*"  # as nbgrader reads it: solution, wrong_odd, writes_files...
+
+
+def test_a_folder_named_like_a_pattern_is_not_graded_and_touches_no_classmate(graded):
+    """Red team, 2026-11-27: nbgrader finds a student's folder with glob, so a folder named
+    ``[0-9]*`` (from an LMS export, zip_collect or a hand copy: the course's collector takes
+    only real users' names) had nbgrader's autograde regrade every classmate it matched with
+    0 points, their status still "graded". Such a folder is now NOT GRADED, and no more."""
+    root, done, _before = graded["basics"]
+    rows = _csv(root, "basics")
+    odd = rows[GLOB_NAMED]
+    assert odd["status"] == "NOT GRADED" and "pattern" in odd["problem"], odd
+    full = sum(p for *_, p in _expected("basics"))
+    for name in ("solution", "edits_test"):  # matched by the pattern, and right
+        assert rows[name]["status"] == "graded" and float(rows[name]["score"]) == full
+    assert not (root / "autograded" / GLOB_NAMED).exists()  # nbgrader never saw the name
+
+
 def _csv(root: Path, assignment: str) -> dict[str, dict[str, str]]:
     with open(root / f"grades-{assignment}.csv", newline="") as f:
         return {row["student"]: row for row in csv.DictReader(f)}
@@ -314,7 +335,8 @@ def test_grading_runs_and_reports_every_student(graded, assignment):
     assert "isolation: sandbox" in done.stdout
     # the embedded pool's progress bar (tqdm) on the terminal: done / total, rate, time left
     bar = re.search(rf"{assignment}: 100%\|[^|]*\| (\d+)/(\d+) \[[\d:]+<[\d:]+, ", done.stderr)
-    assert bar and bar.group(1) == bar.group(2) == str(len(rows)), done.stderr[-2000:]
+    judged = len(rows) - (GLOB_NAMED in rows)  # (a folder named like a pattern is not judged)
+    assert bar and bar.group(1) == bar.group(2) == str(judged), done.stderr[-2000:]
 
 
 @pytest.mark.parametrize("assignment", ASSIGNMENTS)

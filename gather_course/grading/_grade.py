@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import csv
 import datetime
+import glob
 import json
 import os
 import sys
@@ -147,17 +148,20 @@ def grade_class(
             **({"closed_to_others": closed} if closed else {}),
         },
     )
+    patterns = {s: _PATTERN for s in students if glob.has_magic(s)}  # never handed to nbgrader
+    judged = [s for s in students if s not in patterns]
     released = _released(root, assignment)
     earlier = keep_earlier(root, assignment, csv_path)  # graded before: its grades are kept
     log = VerdictLog(csv_path, assignment, released, edition(next(iter(released.values()))))
     recorder = _LateRecorder(root, assignment, times)  # written while the judging goes on
     try:
         results = _judge_all(
-            root, assignment, students, released, pool, journal, progress, log, recorder.add
+            root, assignment, judged, released, pool, journal, progress, log, recorder.add
         )
         problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
-        graded, unrecorded = recorder.finish(students)
+        graded, unrecorded = recorder.finish(judged)
         problems.update(unrecorded)
+        problems.update(patterns)
         journal.end()
         outcomes = [_outcome(s, graded, problems, results, times) for s in students]
         log.submissions(outcomes, refusals)
@@ -210,6 +214,15 @@ def _times_entry(times: dict[str, SubmissionTime], refusals: list[Any]) -> dict[
     }
 
 
+# nbgrader finds a student's folder with glob (submitted/<student>/<assignment>): a name with
+# *, ? or [ matched classmates' folders, whose grades its autograde then overwrote with 0
+# (red team, 2026-11-27). Such a folder is never judged nor recorded.
+_PATTERN = (
+    "its folder's name holds *, ? or [, which nbgrader reads as a pattern that matches other "
+    "students' folders; rename the folder to the student's id and grade again"
+)
+
+
 def _outcome(
     student: str,
     graded: dict[str, Any],
@@ -237,8 +250,9 @@ def _outcome(
             seconds_late=found.seconds_late,
             due=found.due,
         )
-    outcome.notes = list(results[student]["notes"])
-    outcome.verdicts = dict(results[student].get("verdicts") or {})
+    judged = results.get(student, {})  # (none for a folder never judged: see _PATTERN)
+    outcome.notes = list(judged.get("notes") or [])
+    outcome.verdicts = dict(judged.get("verdicts") or {})
     outcome.time = times.get(student)
     return outcome
 
