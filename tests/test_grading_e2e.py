@@ -233,10 +233,27 @@ def _submissions(assignment: str, root: Path) -> dict[str, object]:
         planted = f"SECRET = {secret!r}\n" + _solution(qs[0][0])
         subs[name] = fill_cells(student_nb, {**right, first: IMPORTS + planted})
     subs["reads_classmates"] = fill_cells(student_nb, {**right, first: IMPORTS + READS_CLASSMATES})
+    subs["pastes_cells"] = _pasted(fill_cells(student_nb, right), {"setup", first, test})
     loop_cell = qs[1][1]
     for name, code in EVASIONS.items():
         subs[name] = fill_cells(student_nb, {**right, loop_cell: IMPORTS + code})
     return subs
+
+
+def _pasted(nb, grade_ids: set[str]):
+    """``nb`` with a copy of each cell named in ``grade_ids`` pasted after it, as JupyterLab
+    pastes one: its nbgrader metadata and all."""
+    import copy
+
+    cells = []
+    for cell in nb.cells:
+        cells.append(cell)
+        if cell.metadata.get("nbgrader", {}).get("grade_id") in grade_ids:
+            twin = copy.deepcopy(cell)
+            twin["id"] = cell.get("id", "c") + "-copy"
+            cells.append(twin)
+    nb.cells = cells
+    return nb
 
 
 def _grade_all(base: Path) -> tuple[Path, subprocess.CompletedProcess, dict]:
@@ -294,6 +311,18 @@ def graded(tmp_path_factory):
 
 
 GLOB_NAMED = "[sw]*"  # as nbgrader reads it: solution, wrong_odd, writes_files...
+
+
+def test_a_student_who_pasted_copies_of_the_courses_cells_is_graded(graded):
+    """Red team, 2026-11-27: a pasted copy of a cell of nbgrader's (the setup cell, an
+    answer cell, a test cell: JupyterLab copies the metadata) made nbgrader's autograde fail
+    with KeyError 'grade_id' (its DeduplicateIds leaves {} on the copy): NOT GRADED, where
+    ``check`` said every question passed."""
+    root, _done, _before = graded["basics"]
+    rows = _csv(root, "basics")
+    full = sum(p for *_, p in _expected("basics"))
+    row = rows["pastes_cells"]
+    assert row["status"] == "graded" and float(row["score"]) == full, row
 
 
 def test_a_folder_named_like_a_pattern_is_not_graded_and_touches_no_classmate(graded):

@@ -213,9 +213,18 @@ class OverwriteKernelspecOnce(OverwriteKernelspec):
 
 
 class OverwriteCellsOnce(OverwriteCells):
-    """nbgrader's ``OverwriteCells`` on the open connection."""
+    """nbgrader's ``OverwriteCells`` on the open connection.
+
+    A cell whose nbgrader metadata is empty is first made a plain cell: nbgrader's
+    ``DeduplicateIds`` leaves ``{}`` on a copy of a cell of nbgrader's (a learner who
+    pasted a cell: JupyterLab copies its metadata), and ``add_missing_task_cells`` then
+    failed with KeyError 'grade_id', so the student was NOT GRADED where ``check`` said
+    every question passed (red team, 2026-11-27)."""
 
     def preprocess(self, nb: Any, resources: dict) -> tuple[Any, dict]:
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", None) == {}:
+                del cell.metadata["nbgrader"]
         self.gradebook = _ids(self, resources)
         if self.gradebook is None:
             return super().preprocess(nb, resources)
