@@ -148,8 +148,7 @@ def grade_class(
             **({"closed_to_others": closed} if closed else {}),
         },
     )
-    patterns = {s: _PATTERN for s in students if glob.has_magic(s)}  # never handed to nbgrader
-    judged = [s for s in students if s not in patterns]
+    judged, patterns = _judgeable(students)
     released = _released(root, assignment)
     earlier = keep_earlier(root, assignment, csv_path)  # graded before: its grades are kept
     log = VerdictLog(csv_path, assignment, released, edition(next(iter(released.values()))))
@@ -160,8 +159,7 @@ def grade_class(
         )
         problems = {s: r["problem"] for s, r in results.items() if r["problem"]}
         graded, unrecorded = recorder.finish(judged)
-        problems.update(unrecorded)
-        problems.update(patterns)
+        problems.update({**unrecorded, **patterns})
         journal.end()
         outcomes = [_outcome(s, graded, problems, results, times) for s in students]
         log.submissions(outcomes, refusals)
@@ -221,6 +219,12 @@ _PATTERN = (
     "its folder's name holds *, ? or [, which nbgrader reads as a pattern that matches other "
     "students' folders; rename the folder to the student's id and grade again"
 )
+
+
+def _judgeable(students: list[str]) -> tuple[list[str], dict[str, str]]:
+    """The students to judge, and the folders never judged nor handed to nbgrader."""
+    patterns = {s: _PATTERN for s in students if glob.has_magic(s)}
+    return [s for s in students if s not in patterns], patterns
 
 
 def _outcome(
