@@ -142,3 +142,34 @@ def test_an_edited_locked_setup_cell_runs_as_released_in_check_and_in_grading(re
     reports, notes = check_notebook(path, referee=referee)
     assert not_restored_note("setup") in notes
     assert {r.grade_id: r for r in reports}[test].passed  # (what its edit gives)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda meta: meta.update(points="abc"),
+        lambda meta: meta.pop("points"),
+        lambda meta: meta.update(grade_id=7),
+    ],
+    ids=["points as text", "points removed", "a grade id that is a number"],
+)
+def test_check_names_a_cell_whose_course_marks_are_damaged(tmp_path, damage):
+    """Red team, 2026-11-27: a test cell's nbgrader metadata edited by hand ended ``check``
+    in a traceback, where grading says NOT GRADED. It says so in a sentence now."""
+    from gather_course import GatherCourseError
+
+    nb = nbformat.read(RELEASED, 4)
+    n, test = next(
+        (n, c)
+        for n, c in enumerate(nb.cells, start=1)
+        if c.metadata.get("nbgrader", {}).get("grade")
+    )
+    damage(test.metadata["nbgrader"])
+    path = tmp_path / "basics.ipynb"
+    nbformat.write(nb, path)
+    with pytest.raises(GatherCourseError, match=rf"marks on cell {n} .*are damaged"):
+        check_notebook(path)
+    nb.cells[n - 1].metadata["nbgrader"] = "not a mapping"
+    nbformat.write(nb, path)
+    with pytest.raises(GatherCourseError, match=rf"marks on cell {n} "):
+        check_notebook(path)

@@ -48,6 +48,24 @@ class QuestionReport:
         return self.score == self.points
 
 
+def _damaged_cell(nb: Any) -> int:
+    """The number (from 1) of the first cell whose nbgrader metadata nbgrader cannot read:
+    not a mapping, a grade id that is no text, a grade cell without a number of points
+    (red team, 2026-11-27: check ended in a traceback where grading said NOT GRADED); 0."""
+    for n, cell in enumerate(nb.cells, start=1):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None or meta == {}:
+            continue
+        if not isinstance(meta, dict) or not isinstance(meta.get("grade_id", ""), str):
+            return n
+        if meta.get("grade"):
+            try:
+                float(meta["points"])
+            except (KeyError, TypeError, ValueError):
+                return n
+    return 0
+
+
 def _is_ours(nb: Any) -> bool:
     from nbgrader.utils import is_grade
 
@@ -87,6 +105,15 @@ def _read_ours(path: str | Path) -> Any:
         raise GatherCourseError(
             _("{path} is not a readable notebook: {error}").format(path=path, error=exc)
         ) from None
+    damaged = _damaged_cell(nb)
+    if damaged:
+        raise GatherCourseError(
+            _(
+                "{path}: the course's marks on cell {n} (its nbgrader metadata) are "
+                "damaged, and grading would not grade the notebook. Copy your answers into a "
+                "fresh copy of the notebook."
+            ).format(path=path, n=damaged)
+        )
     if not _is_ours(nb):
         raise GatherCourseError(
             _(
