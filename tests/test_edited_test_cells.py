@@ -69,6 +69,7 @@ def test_check_says_in_the_same_words_what_grading_does(referee, tampered, tmp_p
     graded = judge_student(referee, job, {"basics.ipynb": released}, 1)
     about_tests = sorted(n for n in notes if n.startswith("The test cell"))
     assert about_tests == sorted(n for n in graded["notes"] if n.startswith("The test cell"))
+    assert not any("locked cell" in n for n in notes + graded["notes"])  # tests, not setup
     by_gid = {r.grade_id: r for r in reports}
     assert set(by_gid) == {gid for gid, _q, _p in graded_cells(released)}
     assert by_gid[commented].passed and by_gid[commented].status == "passed"  # judged

@@ -89,7 +89,8 @@ def _check_tests(nb: Any, released: Any) -> list[str]:
         if gid not in tests and not (original.cell_type == "code" and is_locked(original)):
             continue  # an answer cell, or markdown
         if gid not in mine:
-            notes += [deleted_test_note(gid)] if gid in tests else []
+            if gid in tests:
+                notes.append(deleted_test_note(gid))
             continue
         checksum = original.metadata["nbgrader"].get("checksum")
         if checksum and cell_checksum(mine[gid]) != checksum:

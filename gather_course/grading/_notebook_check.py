@@ -23,7 +23,7 @@ from ..questions import setup_call
 from ._classjob import own_variant
 from ._referee import Plan, Referee
 from ._sandbox import Worker
-from ._submission import OWN, graded_cells, read_submission
+from ._submission import OWN, graded_cells, is_grade, is_locked, read_submission
 from ._submission import checksum as cell_checksum
 from ._test_notes import (
     deleted_test_note,
@@ -67,8 +67,6 @@ def _damaged_cell(nb: Any) -> int:
 
 
 def _is_ours(nb: Any) -> bool:
-    from nbgrader.utils import is_grade
-
     return isinstance(nb.metadata.get("gather_course"), dict) and any(is_grade(c) for c in nb.cells)
 
 
@@ -124,16 +122,14 @@ def _read_ours(path: str | Path) -> Any:
     return nb
 
 
-def _edited_tests(nb: Any) -> set[str]:
+def _edited_cells(nb: Any) -> set[str]:
     """The grade ids of the locked cells whose checksum no longer matches (edited)."""
-    from nbgrader.utils import compute_checksum, is_locked
-
     return {
         c.metadata["nbgrader"]["grade_id"]
         for c in nb.cells
         if is_locked(c)
         and "checksum" in c.metadata["nbgrader"]
-        and compute_checksum(c) != c.metadata["nbgrader"]["checksum"]
+        and cell_checksum(c) != c.metadata["nbgrader"]["checksum"]
     }
 
 
@@ -187,12 +183,18 @@ def check_notebook(
     its worker between notebooks (the caller closes it).
     """
     nb = _read_ours(path)
-    edited = _edited_tests(nb)
-    tests = {gid for gid, _q, _p in graded_cells(nb)}
-    code = {
-        c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells if c.cell_type == "code"
-    }
-    locked = sorted((edited & code) - tests)  # the course's code cells (setup), edited
+    edited = _edited_cells(nb)
+    # the course's own code cells (setup), edited; a test cell stays one by its marks, even
+    # edited until it names no question (told by _unjudged)
+    locked = sorted(
+        {
+            c.metadata["nbgrader"]["grade_id"]
+            for c in nb.cells
+            if c.cell_type == "code"
+            and not is_grade(c)
+            and c.metadata.get("nbgrader", {}).get("grade_id") in edited
+        }
+    )
     reference, kept = _as_released(nb, set(locked))
     submission = read_submission(nb, reference)
     notes = [edited_test_note(gid) for gid, _q, _p in graded_cells(nb) if gid in edited]
